@@ -1,0 +1,63 @@
+// Installs what the project needs on a fresh machine: npm packages, and Debian
+// packages when missing and running as root (a clear message otherwise).
+// Plain JavaScript with no dependencies: it runs before node_modules exists.
+import { spawnSync } from 'node:child_process';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: ROOT, ...opts });
+  if (r.error) throw r.error;
+  return r.status ?? 1;
+}
+
+function say(line) {
+  process.stderr.write(`[setup] ${line}\n`);
+}
+
+/** npm ci when node_modules is missing or older than the lock file. */
+export function ensureNpm() {
+  const lock = join(ROOT, 'package-lock.json');
+  const marker = join(ROOT, 'node_modules', '.package-lock.json');
+  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
+  say('installing npm packages (npm ci)');
+  if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) {
+    throw new Error('npm ci failed; see the output above');
+  }
+}
+
+let aptUpdated = false;
+
+/**
+ * Makes sure each [binary, debianPackage] pair is present. As root, installs
+ * the missing packages with apt-get; otherwise says what to install and
+ * returns the missing binaries.
+ */
+export function ensureDebian(pairs) {
+  const missing = pairs.filter(([bin]) => !existsSync(bin));
+  if (missing.length === 0) return [];
+  const pkgs = [...new Set(missing.map(([, pkg]) => pkg))];
+  if (process.getuid?.() !== 0) {
+    say(`missing ${missing.map(([b]) => b).join(', ')}: run "sudo apt-get install -y ${pkgs.join(' ')}"`);
+    return missing.map(([b]) => b);
+  }
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) {
+    say('apt-get update');
+    run('apt-get', ['update', '-qq'], { env });
+    aptUpdated = true;
+  }
+  say(`apt-get install ${pkgs.join(' ')}`);
+  run('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...pkgs], { env });
+  return missing.filter(([bin]) => !existsSync(bin)).map(([b]) => b);
+}
+
+/** Compiles TypeScript to dist/ (incremental). */
+export function build() {
+  if (run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']) !== 0) {
+    throw new Error('TypeScript build failed; see the output above');
+  }
+}
