@@ -1,0 +1,36 @@
+import { readText } from '../../read.js';
+import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { SamplerUnsupportedError } from '../../types.js';
+import { METRICS } from './metrics.js';
+import { parseMeminfo } from './parse.js';
+
+const SOURCE = 'meminfo';
+
+/** Every meminfo gauge is unlabeled; one shared object. */
+const NO_LABELS: Labels = Object.freeze({});
+
+export const memoryMeminfoSampler: SamplerDefinition = {
+  name: 'memory_meminfo',
+  description: 'System memory usage gauges, one per /proc/meminfo field.',
+  metrics: METRICS,
+  async init(ctx: SamplerContext): Promise<Sampler> {
+    try {
+      await readText(ctx.procRoot, SOURCE);
+    } catch (error) {
+      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
+    }
+    return {
+      name: 'memory_meminfo',
+      metrics: METRICS,
+      async refresh(): Promise<Reading> {
+        const { entries, skipped } = parseMeminfo(await readText(ctx.procRoot, SOURCE));
+        const points: Point[] = new Array<Point>(entries.length);
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i]!;
+          points[i] = { metric: e.field.metric, labels: NO_LABELS, value: e.value };
+        }
+        return { points, skipped };
+      },
+    };
+  },
+};

@@ -1,0 +1,36 @@
+import { readText } from '../../read.js';
+import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { SamplerUnsupportedError } from '../../types.js';
+import { METRICS, VMSTAT_SOURCES } from './metrics.js';
+import { parseVmstat } from './parse.js';
+
+const SOURCE = 'vmstat';
+
+/** Every vmstat counter is unlabeled; one shared object. */
+const NO_LABELS: Labels = Object.freeze({});
+
+export const memoryVmstatSampler: SamplerDefinition = {
+  name: 'memory_vmstat',
+  description: 'Curated virtual memory counters from /proc/vmstat: NUMA, faults, paging, swap, reclaim, THP, OOM.',
+  metrics: METRICS,
+  async init(ctx: SamplerContext): Promise<Sampler> {
+    try {
+      await readText(ctx.procRoot, SOURCE);
+    } catch (error) {
+      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
+    }
+    return {
+      name: 'memory_vmstat',
+      metrics: METRICS,
+      async refresh(): Promise<Reading> {
+        const { values, skipped } = parseVmstat(await readText(ctx.procRoot, SOURCE));
+        const points: Point[] = [];
+        for (let i = 0; i < values.length; i++) {
+          const value = values[i];
+          if (value !== undefined) points.push({ metric: VMSTAT_SOURCES[i]!.metric, labels: NO_LABELS, value });
+        }
+        return { points, skipped };
+      },
+    };
+  },
+};

@@ -1,0 +1,96 @@
+import type { Logger } from 'pino';
+import type { MetricDecl } from '../metrics/metric.js';
+import type { SparseHistogram } from '../metrics/histogram.js';
+
+/** Label values, keyed by the label keys of the metric declaration. */
+export type Labels = Readonly<Record<string, string>>;
+
+/**
+ * A counter is a cumulative u64: a `number` while it is a safe integer, a
+ * `bigint` beyond 2^53. A gauge is any finite number. A histogram is the
+ * cumulative h2 histogram in sparse form.
+ */
+export type Value = number | bigint | SparseHistogram;
+
+/** One series value read in one refresh. */
+export interface Point {
+  readonly metric: MetricDecl;
+  readonly labels: Labels;
+  readonly value: Value;
+}
+
+/** What one refresh of a sampler produced. */
+export interface Reading {
+  readonly points: Point[];
+  /** lines or entries of the source that could not be parsed and were left out */
+  readonly skipped: number;
+}
+
+/** Where the sampler reads from; tests point these at `test/fixtures/rootfs`. */
+export interface SamplerContext {
+  /** the procfs root, `/proc` on a live host */
+  readonly procRoot: string;
+  /** the sysfs root, `/sys` on a live host */
+  readonly sysRoot: string;
+  readonly log: Logger;
+  /** the agent's own figures, for the rezolus_self sampler */
+  readonly agent?: AgentIntrospection;
+}
+
+/** Per-sampler bookkeeping the agent keeps about itself. */
+export interface SamplerStats {
+  readonly name: string;
+  /** cumulative refresh time, nanoseconds */
+  readonly refreshNs: bigint;
+  readonly refreshes: number;
+  readonly errors: number;
+  /** source entries left out as malformed */
+  readonly skipped: number;
+  /** ticks missed because the previous refresh was still running */
+  readonly overruns: number;
+}
+
+export interface PublishStats {
+  readonly published: number;
+  readonly dropped: number;
+  readonly retries: number;
+  readonly buffered: number;
+  readonly bufferedBytes: number;
+}
+
+export interface AgentIntrospection {
+  samplerStats(): readonly SamplerStats[];
+  publishStats(): PublishStats;
+}
+
+/**
+ * Thrown by `init` when the sampler cannot work on this host (missing file,
+ * unsupported kernel feature). The agent reports the sampler as disabled with
+ * this reason and goes on without it.
+ */
+export class SamplerUnsupportedError extends Error {
+  override readonly name = 'SamplerUnsupportedError';
+  readonly code = 'SAMPLER_UNSUPPORTED';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export interface Sampler {
+  /** `<domain>_<name>`, the last token of the subject */
+  readonly name: string;
+  /** every metric this sampler may emit */
+  readonly metrics: readonly MetricDecl[];
+  /** one read of the source; throws only when nothing could be read */
+  refresh(): Promise<Reading>;
+  /** releases what `init` acquired */
+  close?(): Promise<void>;
+}
+
+/** A registry entry: builds a sampler or throws SamplerUnsupportedError. */
+export interface SamplerDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly metrics: readonly MetricDecl[];
+  init(ctx: SamplerContext): Promise<Sampler>;
+}
