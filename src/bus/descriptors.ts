@@ -1,0 +1,62 @@
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import { hashDescriptorJson, parseDescriptor } from '../frame/descriptor.js';
+import type { Descriptor } from '../frame/types.js';
+
+const HASH = /^[0-9a-f]{16}$/;
+
+/**
+ * Resolves descriptor hashes through the KV bucket with a cache. Descriptors
+ * are immutable, so a hit never expires; a miss is remembered for a while so
+ * a stream of frames with an unknown hash does not hammer the bucket.
+ */
+export class DescriptorCache {
+  private readonly known = new Map<string, Descriptor>();
+  private readonly missing = new Map<string, number>();
+  private readonly pending = new Map<string, Promise<Descriptor | undefined>>();
+
+  constructor(
+    private readonly kv: KV,
+    private readonly log: Logger,
+    private readonly retryMissingMs = 2000,
+  ) {}
+
+  get size(): number {
+    return this.known.size;
+  }
+
+  /** The descriptor, or undefined when the hash is malformed, absent from the bucket or its content is invalid. */
+  async resolve(hash: string): Promise<Descriptor | undefined> {
+    const hit = this.known.get(hash);
+    if (hit !== undefined) return hit;
+    if (!HASH.test(hash)) return undefined;
+    const missedAt = this.missing.get(hash);
+    if (missedAt !== undefined && Date.now() - missedAt < this.retryMissingMs) return undefined;
+    let p = this.pending.get(hash);
+    if (p === undefined) {
+      p = this.fetch(hash).finally(() => this.pending.delete(hash));
+      this.pending.set(hash, p);
+    }
+    return p;
+  }
+
+  private async fetch(hash: string): Promise<Descriptor | undefined> {
+    try {
+      const entry = await this.kv.get(hash);
+      if (entry === null || entry.value.length === 0) {
+        this.missing.set(hash, Date.now());
+        return undefined;
+      }
+      const json = entry.string();
+      if (hashDescriptorJson(json) !== hash) throw new Error('content does not match its hash');
+      const d = parseDescriptor(json);
+      this.known.set(hash, d);
+      this.missing.delete(hash);
+      return d;
+    } catch (error) {
+      this.log.warn({ descriptor: hash, error: String(error) }, 'unusable descriptor');
+      this.missing.set(hash, Date.now());
+      return undefined;
+    }
+  }
+}

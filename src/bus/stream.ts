@@ -1,0 +1,113 @@
+import {
+  DiscardPolicy,
+  JetStreamApiCodes,
+  JetStreamApiError,
+  RetentionPolicy,
+  StorageType,
+  type JetStreamManager,
+  type StreamConfig,
+  type StreamInfo,
+} from '@nats-io/jetstream';
+import { nanos } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import { StreamConflictError } from '../errors.js';
+import { METRICS_PREFIX } from './subjects.js';
+
+/** The rolling window that is the hindsight buffer. */
+export interface StreamOptions {
+  readonly name: string;
+  readonly maxAgeMs: number;
+  readonly maxBytes: number;
+  readonly maxMsgsPerSubject: number;
+  readonly duplicateWindowMs: number;
+  readonly replicas: number;
+}
+
+export const STREAM_SUBJECT = `${METRICS_PREFIX}.>`;
+
+export function streamConfig(o: StreamOptions): Partial<StreamConfig> & { name: string } {
+  return {
+    name: o.name,
+    subjects: [STREAM_SUBJECT],
+    retention: RetentionPolicy.Limits,
+    storage: StorageType.File,
+    discard: DiscardPolicy.Old,
+    max_age: nanos(o.maxAgeMs),
+    max_bytes: o.maxBytes,
+    max_msgs_per_subject: o.maxMsgsPerSubject,
+    duplicate_window: nanos(Math.min(o.duplicateWindowMs, o.maxAgeMs)),
+    num_replicas: o.replicas,
+    allow_direct: true,
+    description: 'rezolus-nats metric frames: the hindsight window',
+  };
+}
+
+/** Settings that decide whether the stream works for us at all; they are never changed on a live stream. */
+function conflicts(info: StreamInfo): string[] {
+  const c = info.config;
+  const problems: string[] = [];
+  if (!c.subjects.includes(STREAM_SUBJECT)) {
+    problems.push(`subjects is ${JSON.stringify(c.subjects)}, rezolus needs "${STREAM_SUBJECT}"`);
+  }
+  if (c.retention !== RetentionPolicy.Limits) problems.push(`retention is "${c.retention}", rezolus needs "limits"`);
+  if (c.storage !== StorageType.File) problems.push(`storage is "${c.storage}", rezolus needs "file"`);
+  if (c.discard !== DiscardPolicy.Old) {
+    problems.push(`discard is "${c.discard}", rezolus needs "old" (a full window must drop old frames, not refuse new ones)`);
+  }
+  return problems;
+}
+
+/**
+ * Creates the stream, or checks an existing one: settings that conflict are
+ * refused with a message naming each one; tunable limits (age, bytes,
+ * per-subject cap, duplicate window, replicas) are updated to the options.
+ */
+export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log: Logger): Promise<StreamInfo> {
+  const wanted = streamConfig(o);
+  let info: StreamInfo | undefined;
+  try {
+    info = await jsm.streams.info(o.name);
+  } catch (error) {
+    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+  }
+  if (info === undefined) {
+    try {
+      const created = await jsm.streams.add(wanted);
+      log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'created stream');
+      return created;
+    } catch (error) {
+      if (error instanceof Error && /overlap/i.test(error.message)) {
+        throw new StreamConflictError(
+          `cannot create stream ${o.name}: another stream already captures "${STREAM_SUBJECT}" (${error.message}); ` +
+            `set [stream] name to that stream's name or delete it`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+  }
+  const problems = conflicts(info);
+  if (problems.length > 0) {
+    throw new StreamConflictError(
+      `stream ${o.name} exists with settings rezolus cannot use: ${problems.join('; ')}. ` +
+        `Delete it (nats stream rm ${o.name}) or set another [stream] name in the config`,
+    );
+  }
+  const c = info.config;
+  const tunable =
+    c.max_age !== wanted.max_age ||
+    c.max_bytes !== wanted.max_bytes ||
+    c.max_msgs_per_subject !== wanted.max_msgs_per_subject ||
+    c.duplicate_window !== wanted.duplicate_window ||
+    c.num_replicas !== wanted.num_replicas;
+  if (!tunable) return info;
+  const updated = await jsm.streams.update(o.name, {
+    max_age: wanted.max_age,
+    max_bytes: wanted.max_bytes,
+    max_msgs_per_subject: wanted.max_msgs_per_subject,
+    duplicate_window: wanted.duplicate_window,
+    num_replicas: wanted.num_replicas,
+  });
+  log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'updated stream limits');
+  return updated;
+}

@@ -1,0 +1,157 @@
+import { Packr, Unpackr } from 'msgpackr';
+import type { SparseHistogram } from '../metrics/histogram.js';
+import type { Value } from '../samplers/types.js';
+import type { Descriptor, Frame, FrameValue, RawFrame } from './types.js';
+import { FRAME_VERSION } from './types.js';
+
+// Plain msgpack: no records, no shared structures, so any msgpack reader decodes it.
+const packr = new Packr({ useRecords: false, variableMapSize: true });
+const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
+
+const U32 = 0x1_0000_0000;
+const I32_MIN = -0x8000_0000;
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** Thrown for bytes that are not a frame of a known layout. */
+export class FrameDecodeError extends Error {
+  override readonly name = 'FrameDecodeError';
+  readonly code = 'FRAME_DECODE';
+}
+
+/** What the agent knows when it encodes a frame. */
+export interface FrameHeader {
+  readonly host: string;
+  readonly sampler: string;
+  readonly instance: number;
+  readonly seq: number;
+  readonly beginNs: bigint;
+  readonly endNs: bigint;
+  readonly descriptor: string;
+}
+
+/** Integers that do not fit 32 bits go out as bigint so msgpack writes int64/uint64, never float64. */
+function wireNumber(v: number): number | bigint {
+  if (Number.isInteger(v) && (v >= U32 || v < I32_MIN)) return BigInt(v);
+  return v;
+}
+
+function wireValue(v: Value): unknown {
+  if (typeof v === 'number') return wireNumber(v);
+  if (typeof v === 'bigint') return v <= MAX_SAFE && v >= -MAX_SAFE ? wireNumber(Number(v)) : v;
+  return [v.index, v.count.map(wireNumber)];
+}
+
+export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint8Array {
+  const x = new Array<unknown>(values.length);
+  for (let i = 0; i < values.length; i++) x[i] = wireValue(values[i] as Value);
+  return packr.pack({
+    v: FRAME_VERSION,
+    h: header.host,
+    s: header.sampler,
+    i: header.instance,
+    q: header.seq,
+    b: header.beginNs,
+    e: header.endNs,
+    d: header.descriptor,
+    x,
+  });
+}
+
+function asBigInt(v: unknown, field: string): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return BigInt(v);
+  throw new FrameDecodeError(`frame field "${field}" is not an unsigned integer`);
+}
+
+function asUint(v: unknown, field: string): number {
+  if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return v;
+  if (typeof v === 'bigint' && v >= 0n && v <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(v);
+  throw new FrameDecodeError(`frame field "${field}" is not an unsigned integer`);
+}
+
+function asString(v: unknown, field: string): string {
+  if (typeof v === 'string' && v !== '') return v;
+  throw new FrameDecodeError(`frame field "${field}" is not a string`);
+}
+
+/** Decodes the envelope of a frame; values stay raw until a descriptor resolves them. */
+export function decodeFrame(bytes: Uint8Array): RawFrame {
+  let o: unknown;
+  try {
+    o = unpackr.unpack(bytes);
+  } catch (error) {
+    throw new FrameDecodeError('not msgpack', { cause: error });
+  }
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new FrameDecodeError('frame is not a map');
+  const f = o as Record<string, unknown>;
+  const v = asUint(f.v, 'v');
+  if (v !== FRAME_VERSION) throw new FrameDecodeError(`frame version ${v} is not supported`);
+  if (!Array.isArray(f.x)) throw new FrameDecodeError('frame field "x" is not an array');
+  return {
+    v,
+    host: asString(f.h, 'h'),
+    sampler: asString(f.s, 's'),
+    instance: asUint(f.i, 'i'),
+    seq: asUint(f.q, 'q'),
+    beginNs: asBigInt(f.b, 'b'),
+    endNs: asBigInt(f.e, 'e'),
+    descriptor: asString(f.d, 'd'),
+    values: f.x,
+  };
+}
+
+function scalar(v: unknown): number | bigint | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'bigint') return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  return undefined;
+}
+
+function histogram(v: unknown): SparseHistogram | undefined {
+  if (!Array.isArray(v) || v.length !== 2 || !Array.isArray(v[0]) || !Array.isArray(v[1])) return undefined;
+  const index = v[0] as unknown[];
+  const rawCount = v[1] as unknown[];
+  if (index.length !== rawCount.length) return undefined;
+  const count: number[] = new Array<number>(rawCount.length);
+  let last = -1;
+  for (let i = 0; i < index.length; i++) {
+    const ix = index[i];
+    const c = scalar(rawCount[i]);
+    if (typeof ix !== 'number' || !Number.isInteger(ix) || ix <= last || ix >= 496) return undefined;
+    if (c === undefined || typeof c === 'bigint' || c < 0 || !Number.isInteger(c)) return undefined;
+    last = ix;
+    count[i] = c;
+  }
+  return { groupingPower: 3, maxValuePower: 64, index: index as number[], count };
+}
+
+/**
+ * Types a raw frame's values against its descriptor. Throws FrameDecodeError
+ * when the value count differs or a value does not match its metric's kind:
+ * a consumer skips the frame rather than show a wrong value.
+ */
+export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
+  if (raw.values.length !== descriptor.series.length) {
+    throw new FrameDecodeError(
+      `frame has ${raw.values.length} values, descriptor ${raw.descriptor} has ${descriptor.series.length} series`,
+    );
+  }
+  const values: FrameValue[] = new Array<FrameValue>(raw.values.length);
+  for (let i = 0; i < raw.values.length; i++) {
+    const name = (descriptor.series[i] as readonly [string, readonly string[]])[0];
+    const kind = descriptor.metrics[name]?.kind;
+    const value = kind === 'histogram' ? histogram(raw.values[i]) : scalar(raw.values[i]);
+    if (value === undefined) throw new FrameDecodeError(`value ${i} (${name}) is not a valid ${String(kind)}`);
+    values[i] = value;
+  }
+  return {
+    host: raw.host,
+    sampler: raw.sampler,
+    instance: raw.instance,
+    seq: raw.seq,
+    beginNs: raw.beginNs,
+    endNs: raw.endNs,
+    descriptorHash: raw.descriptor,
+    descriptor,
+    values,
+  };
+}

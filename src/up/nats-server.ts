@@ -1,0 +1,101 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { join } from 'node:path';
+import { RezolusError } from '../errors.js';
+
+export interface NatsServerOptions {
+  readonly binary: string;
+  /** loopback port; 0 picks a free one */
+  readonly port: number;
+  /** JetStream store and log live here */
+  readonly dataDir: string;
+  readonly startTimeoutMs?: number;
+}
+
+export interface NatsServer {
+  readonly url: string;
+  readonly port: number;
+  readonly pid: number;
+  readonly storeDir: string;
+  readonly logFile: string;
+  readonly process: ChildProcess;
+  /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone */
+  stop(): Promise<void>;
+}
+
+/** A free TCP port on 127.0.0.1 (the kernel picks it; there is a small race until the server binds). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** True when a NATS server answers on host:port (it greets every client with an INFO line). */
+export async function natsAnswers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('error', () => done(false));
+    socket.once('data', (d) => done(d.toString('latin1').startsWith('INFO ')));
+    socket.connect(port, host);
+  });
+}
+
+/** Starts `nats-server -js` on loopback with its store under dataDir and waits until it answers. */
+export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer> {
+  if (!existsSync(o.binary)) {
+    throw new RezolusError(
+      'NATS_SERVER_MISSING',
+      `nats-server not found at ${o.binary}: install it (apt-get install nats-server) or pass --nats URL`,
+    );
+  }
+  const port = o.port === 0 ? await freePort() : o.port;
+  const storeDir = join(o.dataDir, 'jetstream');
+  const logFile = join(o.dataDir, 'nats-server.log');
+  mkdirSync(storeDir, { recursive: true });
+  const child = spawn(o.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-l', logFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + (o.startTimeoutMs ?? 10_000);
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new RezolusError('NATS_SERVER_FAILED', `nats-server exited (${child.exitCode ?? child.signalCode}) at start; see ${logFile} ${stderr}`.trim());
+    }
+    if (await natsAnswers('127.0.0.1', port, 500)) break;
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new RezolusError('NATS_SERVER_FAILED', `nats-server did not answer on 127.0.0.1:${port}; see ${logFile}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    url: `nats://127.0.0.1:${port}`,
+    port,
+    pid: child.pid as number,
+    storeDir,
+    logFile,
+    process: child,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

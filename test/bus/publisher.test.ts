@@ -1,0 +1,90 @@
+import test from 'ava';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connectBus } from '../../src/bus/connect.js';
+import { descriptorBucket } from '../../src/bus/kv.js';
+import { Publisher } from '../../src/bus/publisher.js';
+import { ensureStream, type StreamOptions } from '../../src/bus/stream.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+
+const STREAM: StreamOptions = {
+  name: 'REZOLUS', maxAgeMs: 15 * 60_000, maxBytes: 64 * 1024 * 1024, maxMsgsPerSubject: 100_000, duplicateWindowMs: 120_000, replicas: 1,
+};
+
+async function setup(server: TestNats, maxBufferBytes: number): Promise<{ nc: NatsConnection; publisher: Publisher }> {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'test', log });
+  await ensureStream(await jetstreamManager(nc), STREAM, log);
+  const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+  const publisher = new Publisher({ js: jetstream(nc, { timeout: 1000 }), descriptors, maxBufferBytes, log, timeoutMs: 1000 });
+  return { nc, publisher };
+}
+
+/** Reads every stored frame payload of a subject in stream order. */
+async function storedPayloads(nc: NatsConnection, subject: string): Promise<number[]> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info('REZOLUS');
+  const out: number[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+    const m = await jsm.streams.getMessage('REZOLUS', { seq }).catch(() => null);
+    if (m !== null && m.subject === subject) out.push(new DataView(m.data.buffer, m.data.byteOffset).getUint32(0));
+  }
+  return out;
+}
+
+function frame(i: number): Uint8Array {
+  const b = new Uint8Array(64);
+  new DataView(b.buffer).setUint32(0, i);
+  return b;
+}
+
+test.serial('a broker crash loses nothing that fits the buffer, stores each frame once, in order', async (t) => {
+  let server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  const subject = 'rezolus.metrics.h1.cpu_usage';
+  publisher.putDescriptor('0123456789abcdef', '{"v":1}');
+  const N = 150;
+  for (let i = 1; i <= N; i++) {
+    publisher.publishFrame(subject, frame(i), `h1.cpu_usage.1.${i}`);
+    if (i === 50) server = await server.crashAndRestart(800); // frames keep coming while the server is down
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  t.true(await publisher.flush(30_000), 'buffer flushed after the restart');
+  const stored = await storedPayloads(nc, subject);
+  t.is(stored.length, N);
+  t.deepEqual(stored, Array.from({ length: N }, (_, k) => k + 1));
+  t.is(publisher.stats.dropped, 0);
+  t.true(publisher.stats.retries > 0, 'the outage was seen and retried');
+  t.is(publisher.stats.published, N);
+  t.is(publisher.stats.buffered, 0);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
+
+test.serial('when the buffer overflows during an outage the oldest frames go, counted, the rest arrive in order', async (t) => {
+  let server = await startTestNats();
+  const { nc, publisher } = await setup(server, 64 * 1024);
+  const subject = 'rezolus.metrics.h2.cpu_usage';
+  publisher.publishFrame(subject, frame(0), 'h2.cpu_usage.1.0');
+  t.true(await publisher.flush(5000));
+  server.process.kill('SIGKILL');
+  await new Promise((r) => server.process.once('exit', r));
+  // 2000 frames of ~100 bytes each do not fit 64 KiB
+  for (let i = 1; i <= 2000; i++) publisher.publishFrame(subject, frame(i), `h2.cpu_usage.1.${i}`);
+  t.true(publisher.stats.dropped > 1000);
+  t.true(publisher.stats.bufferedBytes <= 64 * 1024 + 200);
+  server = await startTestNats(server.port, server.dataDir);
+  t.true(await publisher.flush(30_000));
+  const stored = await storedPayloads(nc, subject);
+  const expectedKept = 2000 - publisher.stats.dropped;
+  // frame 0, maybe the frame that was in flight at the crash, then the newest ones in order
+  t.is(stored[0], 0);
+  const tail = stored.slice(-expectedKept + 1);
+  t.deepEqual(tail, Array.from({ length: tail.length }, (_, k) => 2000 - tail.length + 1 + k));
+  t.true(stored.length >= expectedKept);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
