@@ -20,8 +20,12 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
-const args = [join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs'), '--tap', ...process.argv.slice(2)];
-const ava = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+// `npm test -- --update` rewrites the golden files instead of comparing against them.
+const extra = process.argv.slice(2);
+const env = { ...process.env };
+if (extra.includes('--update')) env.REZOLUS_UPDATE_GOLDEN = '1';
+const args = [join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs'), '--tap', ...extra.filter((a) => a !== '--update')];
+const ava = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
 let passed = 0;
 let failed = 0;
 let buffered = '';

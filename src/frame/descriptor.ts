@@ -40,13 +40,13 @@ export function parseDescriptor(json: string): Descriptor {
   if (typeof d.sampler !== 'string') throw new Error('descriptor has no sampler');
   if (typeof d.metrics !== 'object' || d.metrics === null) throw new Error('descriptor has no metrics');
   for (const [name, m] of Object.entries(d.metrics)) {
-    if (!KINDS.has(m.kind) || !Array.isArray(m.labels) || typeof m.unit !== 'string') {
+    if (typeof m !== 'object' || m === null || !KINDS.has(m.kind) || !Array.isArray(m.labels) || typeof m.unit !== 'string') {
       throw new Error(`descriptor metric "${name}" is malformed`);
     }
   }
   if (!Array.isArray(d.series)) throw new Error('descriptor has no series');
   for (const s of d.series) {
-    const m = Array.isArray(s) ? d.metrics[s[0]] : undefined;
+    const m = Array.isArray(s) && typeof s[0] === 'string' && Object.hasOwn(d.metrics, s[0]) ? d.metrics[s[0]] : undefined;
     if (m === undefined || !Array.isArray(s[1]) || s[1].length !== m.labels.length) {
       throw new Error(`descriptor series ${JSON.stringify(s)} does not match its metric`);
     }

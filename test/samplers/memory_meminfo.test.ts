@@ -37,7 +37,7 @@ test('parseMeminfo reads the fixture /proc/meminfo', (t) => {
   t.is(v.get('memory_active_anon'), 21284 * 1024);
   t.is(v.get('memory_committed_as'), 1208676 * 1024);
   t.is(v.get('memory_vmalloc_total'), 34359738367 * 1024);
-  t.is(v.get('memory_hugepages_total'), 0);
+  t.is(v.get('memory_hugepages_pool'), 0);
   t.is(v.get('memory_hugepage_size'), 2048 * 1024);
 });
 
@@ -91,7 +91,7 @@ test('memory_meminfo refresh keeps the good lines of a bad meminfo', async (t) =
   t.deepEqual([...byName(r.points).keys()], [
     'memory_total',
     'memory_available',
-    'memory_hugepages_total',
+    'memory_hugepages_pool',
     'memory_hugepage_size',
   ]);
 });

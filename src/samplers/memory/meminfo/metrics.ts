@@ -47,7 +47,7 @@ const KB_FIELDS: readonly (readonly [string, string, string])[] = [
   ['KernelStack', 'memory_kernel_stack', 'Memory used by kernel stacks of all tasks'],
   ['ShadowCallStack', 'memory_shadow_call_stack', 'Memory used by shadow call stacks (arm64)'],
   ['PageTables', 'memory_page_tables', 'Memory used by the lowest level of page tables'],
-  ['SecPageTables', 'memory_sec_page_tables', 'Secondary page tables, such as KVM and IOMMU page tables'],
+  ['SecPageTables', 'memory_secondary_page_tables', 'Secondary page tables, such as KVM and IOMMU page tables'],
   ['NFS_Unstable', 'memory_nfs_unstable', 'NFS pages sent to the server but not yet committed (always 0 since 5.9)'],
   ['Bounce', 'memory_bounce', 'Memory used for block device bounce buffers'],
   ['WritebackTmp', 'memory_writeback_tmp', 'Memory used by FUSE for temporary writeback buffers'],
@@ -77,7 +77,7 @@ const KB_FIELDS: readonly (readonly [string, string, string])[] = [
 
 // [field, metric name, description]; plain counts of default-size huge pages
 const PAGE_FIELDS: readonly (readonly [string, string, string])[] = [
-  ['HugePages_Total', 'memory_hugepages_total', 'Size of the pool of default-size huge pages'],
+  ['HugePages_Total', 'memory_hugepages_pool', 'Size of the pool of default-size huge pages'],
   ['HugePages_Free', 'memory_hugepages_free', 'Huge pages in the pool not yet allocated'],
   ['HugePages_Rsvd', 'memory_hugepages_reserved', 'Huge pages committed for allocation but not yet allocated'],
   ['HugePages_Surp', 'memory_hugepages_surplus', 'Huge pages in the pool above the persistent pool size'],

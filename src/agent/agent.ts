@@ -1,0 +1,247 @@
+import type { Logger } from 'pino';
+import { metricsSubject, frameMsgId, hostToken } from '../bus/subjects.js';
+import { encodeFrame } from '../frame/codec.js';
+import { describe, sameLayout, type EncodedDescriptor } from '../frame/descriptor.js';
+import type {
+  AgentIntrospection, Point, PublishStats, Sampler, SamplerContext, SamplerDefinition, SamplerStats,
+} from '../samplers/types.js';
+import { SamplerUnsupportedError } from '../samplers/types.js';
+import { msToNextTick, nowNs } from './clock.js';
+
+/** Where frames and descriptors go: the Publisher on a live bus, a plain collector in tests. */
+export interface FrameSink {
+  publishFrame(subject: string, data: Uint8Array, msgId: string): void;
+  putDescriptor(key: string, value: string): void;
+  stats: PublishStats;
+}
+
+export type SamplerState =
+  | { readonly state: 'active' }
+  | { readonly state: 'disabled'; readonly reason: string }
+  | { readonly state: 'failed'; readonly error: string };
+
+export interface SamplerStatus extends SamplerStats {
+  readonly status: SamplerState;
+  readonly intervalMs: number;
+  /** size of the last frame and its series count (bytes per series is the wire figure we track) */
+  readonly lastFrameBytes: number;
+  readonly lastSeries: number;
+}
+
+export interface AgentOptions {
+  readonly host: string;
+  readonly instance: number;
+  readonly samplers: readonly { readonly definition: SamplerDefinition; readonly enabled: boolean; readonly intervalMs: number }[];
+  readonly context: Omit<SamplerContext, 'agent' | 'log'>;
+  readonly sink: FrameSink;
+  readonly descriptorTtlMs: number;
+  readonly log: Logger;
+  /** called when a sampler changes state */
+  readonly onStatusChange?: () => void;
+}
+
+interface Runtime {
+  readonly definition: SamplerDefinition;
+  readonly intervalMs: number;
+  sampler: Sampler | undefined;
+  status: SamplerState;
+  busy: Promise<void> | undefined;
+  seq: number;
+  lastPoints: readonly Point[];
+  descriptor: EncodedDescriptor | undefined;
+  refreshNs: bigint;
+  refreshes: number;
+  errors: number;
+  skipped: number;
+  overruns: number;
+  lastFrameBytes: number;
+  lastSeries: number;
+  lastError: string;
+}
+
+/**
+ * Runs every enabled sampler on its own wall-clock-aligned interval and turns
+ * each reading into a frame: cumulative values positional against a
+ * content-addressed descriptor that is put (again) before it is needed.
+ */
+export class Agent implements AgentIntrospection {
+  readonly host: string;
+  private readonly runtimes: Runtime[];
+  private readonly timers = new Map<number, NodeJS.Timeout>();
+  private readonly lastTick = new Map<number, number>();
+  private readonly descriptorPutAt = new Map<string, number>();
+  private stopped = false;
+
+  constructor(private readonly o: AgentOptions) {
+    this.host = hostToken(o.host);
+    this.runtimes = o.samplers.map((s) => ({
+      definition: s.definition,
+      intervalMs: s.intervalMs,
+      sampler: undefined,
+      status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: 'disabled in config' },
+      busy: undefined,
+      seq: 0,
+      lastPoints: [],
+      descriptor: undefined,
+      refreshNs: 0n,
+      refreshes: 0,
+      errors: 0,
+      skipped: 0,
+      overruns: 0,
+      lastFrameBytes: 0,
+      lastSeries: 0,
+      lastError: '',
+    }));
+    this.enabled = new Set(o.samplers.filter((s) => s.enabled).map((s) => s.definition.name));
+  }
+
+  private readonly enabled: Set<string>;
+
+  /** Initialises the samplers (an unsupported or failing one is reported, not fatal) and starts the clocks. */
+  async start(): Promise<void> {
+    const ctx: SamplerContext = { ...this.o.context, log: this.o.log, agent: this };
+    for (const r of this.runtimes) {
+      if (!this.enabled.has(r.definition.name)) continue;
+      const log = this.o.log.child({ sampler: r.definition.name });
+      try {
+        r.sampler = await r.definition.init({ ...ctx, log });
+        r.status = { state: 'active' };
+      } catch (error) {
+        if (error instanceof SamplerUnsupportedError) {
+          r.status = { state: 'disabled', reason: error.message };
+          log.info({ reason: error.message }, 'sampler not supported here');
+        } else {
+          r.status = { state: 'failed', error: String(error) };
+          log.error({ error: String(error) }, 'sampler failed to start');
+        }
+      }
+    }
+    const counts = { active: 0, disabled: 0, failed: 0 };
+    for (const r of this.runtimes) counts[r.status.state]++;
+    this.o.log.info(counts, 'samplers started');
+    for (const interval of new Set(this.runtimes.filter((r) => r.sampler).map((r) => r.intervalMs))) {
+      this.schedule(interval);
+    }
+    this.o.onStatusChange?.();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await Promise.all(this.runtimes.map((r) => r.busy));
+    for (const r of this.runtimes) await r.sampler?.close?.();
+  }
+
+  status(): SamplerStatus[] {
+    return this.runtimes.map((r) => ({
+      name: r.definition.name,
+      status: r.status,
+      intervalMs: r.intervalMs,
+      refreshNs: r.refreshNs,
+      refreshes: r.refreshes,
+      errors: r.errors,
+      skipped: r.skipped,
+      overruns: r.overruns,
+      lastFrameBytes: r.lastFrameBytes,
+      lastSeries: r.lastSeries,
+    }));
+  }
+
+  samplerStats(): readonly SamplerStats[] {
+    return this.status().filter((s) => s.status.state !== 'disabled');
+  }
+
+  publishStats(): PublishStats {
+    return this.o.sink.stats;
+  }
+
+  /** Refreshes every active sampler once, now, and waits for the frames to be queued (tests, benchmarks). */
+  async tickOnce(): Promise<void> {
+    await Promise.all(this.runtimes.filter((r) => r.sampler).map((r) => this.refresh(r)));
+  }
+
+  private schedule(intervalMs: number): void {
+    if (this.stopped) return;
+    const timer = setTimeout(() => this.tick(intervalMs), msToNextTick(intervalMs));
+    timer.unref?.();
+    this.timers.set(intervalMs, timer);
+  }
+
+  private tick(intervalMs: number): void {
+    // A timer can fire a hair early; never run the same aligned tick twice.
+    const slot = Math.round(Date.now() / intervalMs);
+    if (this.lastTick.get(intervalMs) !== slot) {
+      this.lastTick.set(intervalMs, slot);
+      for (const r of this.runtimes) {
+        if (r.intervalMs !== intervalMs || r.sampler === undefined) continue;
+        if (r.busy !== undefined) {
+          r.overruns++;
+          continue;
+        }
+        r.busy = this.refresh(r).finally(() => {
+          r.busy = undefined;
+        });
+      }
+    }
+    this.schedule(intervalMs);
+  }
+
+  private async refresh(r: Runtime): Promise<void> {
+    const sampler = r.sampler as Sampler;
+    const t0 = process.hrtime.bigint();
+    const beginNs = nowNs();
+    let points: Point[];
+    try {
+      const reading = await sampler.refresh();
+      points = reading.points;
+      r.skipped += reading.skipped;
+    } catch (error) {
+      r.errors++;
+      r.refreshNs += process.hrtime.bigint() - t0;
+      r.refreshes++;
+      const message = String(error);
+      if (r.status.state !== 'failed' || message !== r.lastError) {
+        this.o.log.warn({ sampler: r.definition.name, error: message }, 'sampler refresh failed');
+      }
+      r.lastError = message;
+      this.setStatus(r, { state: 'failed', error: message });
+      return;
+    }
+    const endNs = nowNs();
+    if (r.status.state !== 'active') this.setStatus(r, { state: 'active' });
+    if (points.length > 0) this.emit(r, points, beginNs, endNs);
+    r.refreshNs += process.hrtime.bigint() - t0;
+    r.refreshes++;
+  }
+
+  private emit(r: Runtime, points: Point[], beginNs: bigint, endNs: bigint): void {
+    const name = r.definition.name;
+    if (r.descriptor === undefined || !sameLayout(r.lastPoints, points)) {
+      r.descriptor = describe(name, points);
+    }
+    r.lastPoints = points;
+    const d = r.descriptor;
+    const now = Date.now();
+    const putAt = this.descriptorPutAt.get(d.hash);
+    if (putAt === undefined || now - putAt > this.o.descriptorTtlMs / 4) {
+      this.o.sink.putDescriptor(d.hash, d.json);
+      this.descriptorPutAt.set(d.hash, now);
+    }
+    const values = new Array<Point['value']>(points.length);
+    for (let i = 0; i < points.length; i++) values[i] = (points[i] as Point).value;
+    r.seq++;
+    const data = encodeFrame(
+      { host: this.host, sampler: name, instance: this.o.instance, seq: r.seq, beginNs, endNs, descriptor: d.hash },
+      values,
+    );
+    r.lastFrameBytes = data.byteLength;
+    r.lastSeries = points.length;
+    this.o.sink.publishFrame(metricsSubject(this.host, name), data, frameMsgId(this.host, name, this.o.instance, r.seq));
+  }
+
+  private setStatus(r: Runtime, s: SamplerState): void {
+    r.status = s;
+    this.o.onStatusChange?.();
+  }
+}

@@ -1,0 +1,112 @@
+import { randomInt } from 'node:crypto';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import { connectBus } from '../bus/connect.js';
+import { descriptorBucket, statusBucket } from '../bus/kv.js';
+import { Publisher } from '../bus/publisher.js';
+import { ensureStream } from '../bus/stream.js';
+import type { AgentConfig } from '../config/agent.js';
+import { SAMPLERS } from '../samplers/registry.js';
+import { VERSION } from '../version.js';
+import { Agent } from './agent.js';
+
+const STATUS_EVERY_MS = 10_000;
+const STATUS_TTL_MS = 3_600_000;
+
+export interface RunningAgent {
+  readonly agent: Agent;
+  readonly publisher: Publisher;
+  readonly nc: NatsConnection;
+  readonly streamName: string;
+  stop(): Promise<void>;
+}
+
+/** Connects, provisions the stream and buckets, and starts sampling. */
+export async function runAgent(config: AgentConfig, log: Logger): Promise<RunningAgent> {
+  const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }) });
+  try {
+    return await start(nc, config, log);
+  } catch (error) {
+    await nc.close();
+    throw error;
+  }
+}
+
+async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Promise<RunningAgent> {
+  const jsm = await jetstreamManager(nc);
+  await ensureStream(jsm, config.stream, log.child({ component: 'stream' }));
+  const replicas = config.stream.replicas;
+  const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas });
+  const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas });
+  const publisher = new Publisher({
+    js: jetstream(nc, { timeout: 2000 }),
+    descriptors,
+    maxBufferBytes: config.bufferMaxBytes,
+    log: log.child({ component: 'publisher' }),
+  });
+  const instance = randomInt(1, 2 ** 32 - 1);
+  const started = new Date().toISOString();
+  let statusTimer: NodeJS.Timeout | undefined;
+  const agent: Agent = new Agent({
+    host: config.host,
+    instance,
+    samplers: SAMPLERS.map((definition) => ({ definition, ...(config.samplers[definition.name] ?? { enabled: false, intervalMs: 1000 }) })),
+    context: { procRoot: config.procfs, sysRoot: config.sysfs },
+    sink: publisher,
+    descriptorTtlMs: config.descriptorTtlMs,
+    log: log.child({ component: 'agent' }),
+    onStatusChange: () => {
+      clearTimeout(statusTimer);
+      statusTimer = setTimeout(() => void writeStatus(), 100);
+    },
+  });
+  const writeStatus = async (): Promise<void> => {
+    await putStatus(status, agent, publisher, { instance, started }).catch((error: unknown) =>
+      log.debug({ error: String(error) }, 'status not written'),
+    );
+  };
+  await agent.start();
+  const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
+  log.info({ host: agent.host, instance: instance.toString(16), stream: config.stream.name }, 'agent running');
+  return {
+    agent,
+    publisher,
+    nc,
+    streamName: config.stream.name,
+    async stop() {
+      clearInterval(periodic);
+      clearTimeout(statusTimer);
+      await agent.stop();
+      await publisher.close(2000);
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}
+
+async function putStatus(
+  kv: KV,
+  agent: Agent,
+  publisher: Publisher,
+  run: { instance: number; started: string },
+): Promise<void> {
+  const p = publisher.stats;
+  const doc = {
+    host: agent.host,
+    instance: run.instance.toString(16),
+    version: VERSION,
+    started: run.started,
+    updated: new Date().toISOString(),
+    samplers: agent.status().map((s) => ({
+      name: s.name,
+      ...s.status,
+      interval_ms: s.intervalMs,
+      refreshes: s.refreshes,
+      errors: s.errors,
+      skipped: s.skipped,
+    })),
+    publisher: { published: p.published, buffered: p.buffered, buffered_bytes: p.bufferedBytes, dropped: p.dropped, retries: p.retries },
+  };
+  await kv.put(agent.host, JSON.stringify(doc));
+}

@@ -1,0 +1,61 @@
+export type Mode = 'agent' | 'exporter' | 'up';
+
+const COMMON = `  --config FILE      config file (default: config/<mode>.toml shipped with rezolus)
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default nats://127.0.0.1:4222)
+  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
+  -h, --help         this text
+`;
+
+export const HELP: Record<Mode | 'main', string> = {
+  main: `rezolus: high-resolution Linux telemetry carried on NATS
+
+Usage: rezolus <mode> [options]
+
+Modes:
+  up         the embedded default: NATS (found on 127.0.0.1:4222 or started privately), agent and exporter
+  agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
+  exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
+
+Run "rezolus <mode> --help" for the options of a mode.
+`,
+  agent: `Usage: rezolus agent [options]
+
+Runs every enabled sampler on its interval (aligned to the wall clock) and
+publishes cumulative frames to JetStream stream REZOLUS, creating the stream
+and the descriptor/status KV buckets when missing. Keeps publishing through
+NATS outages from a bounded buffer ([buffer] max_bytes).
+
+Options:
+  --host NAME        host name in subjects and labels (default: hostname)
+  --interval DUR     refresh interval of every sampler, e.g. 100ms, 1s (default per sampler, 1s)
+  --procfs DIR       procfs root (default /proc)
+  --sysfs DIR        sysfs root (default /sys)
+${COMMON}`,
+  exporter: `Usage: rezolus exporter [options]
+
+Follows frames live from the bus and serves them as Prometheus text:
+counters with _total and base units, gauges, histograms as percentile gauges
+over the last interval, a host label on every series.
+
+Options:
+  --listen HOST:PORT where to serve /metrics (default 0.0.0.0:4242)
+  --hosts PATTERN    "*" for every host, or a comma-separated list of hosts (default *)
+  --interval DUR     histogram percentile window; match the scrape interval (default 1s)
+${COMMON}`,
+  up: `Usage: rezolus up [options]
+
+The embedded default. With no NATS URL (--nats, REZOLUS_NATS_URL or
+config/up.toml) it uses a server answering on 127.0.0.1:4222, or else starts a
+private "nats-server -js" on loopback with its store under the data
+directory; then runs the agent and the exporter in this process and prints
+where to look. Ctrl-C stops everything it started.
+
+Options:
+  --data-dir DIR     store of the private nats-server (default ./data)
+  --nats-port PORT   always start the private nats-server, on PORT (0 = any free port)
+  --host NAME        host name (default: hostname)
+  --interval DUR     sampler interval and exporter window (default 1s)
+  --listen HOST:PORT exporter address (default 0.0.0.0:4242)
+  --hosts PATTERN    hosts the exporter shows (default: this host)
+${COMMON}`,
+};

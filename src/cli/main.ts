@@ -1,0 +1,205 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import type { LevelWithSilent } from 'pino';
+import { runAgent } from '../agent/main.js';
+import { loadAgentConfig } from '../config/agent.js';
+import { loadExporterConfig } from '../config/exporter.js';
+import { loadUpConfig } from '../config/up.js';
+import { parseDuration, parseListen } from '../config/units.js';
+import { ConfigError, RezolusError } from '../errors.js';
+import { runExporter } from '../exporter/main.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { SAMPLER_NAMES } from '../samplers/registry.js';
+import { runUp } from '../up/main.js';
+import { VERSION } from '../version.js';
+import { HELP, type Mode } from './help.js';
+
+// src/cli and dist/cli are both two levels below the repository root.
+const CONFIG_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
+
+const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  config: { type: 'string' },
+  nats: { type: 'string' },
+  'log-level': { type: 'string' },
+  host: { type: 'string' },
+  interval: { type: 'string' },
+  procfs: { type: 'string' },
+  sysfs: { type: 'string' },
+  listen: { type: 'string' },
+  hosts: { type: 'string' },
+  'data-dir': { type: 'string' },
+  'nats-port': { type: 'string' },
+} as const;
+
+const ALLOWED: Record<Mode, readonly string[]> = {
+  agent: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'procfs', 'sysfs'],
+  exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
+  up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
+};
+
+type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
+
+/** The config file for a mode: --config, else config/<mode>.toml shipped with rezolus, else built-in defaults. */
+function configPath(mode: Mode, flags: Flags): string | undefined {
+  if (flags.config !== undefined) return flags.config;
+  const shipped = join(CONFIG_DIR, `${mode}.toml`);
+  return existsSync(shipped) ? shipped : undefined;
+}
+
+function durationFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms < 10) throw new ConfigError(`--${flag} must be a duration of at least 10ms such as "100ms" or "1s", got "${value}"`);
+  return ms;
+}
+
+function listenFlag(value: string | undefined): { host: string; port: number } | undefined {
+  if (value === undefined) return undefined;
+  const l = parseListen(value);
+  if (l === undefined) throw new ConfigError(`--listen must be HOST:PORT such as "0.0.0.0:4242", got "${value}"`);
+  return l;
+}
+
+function natsFlag(flags: Flags): string | undefined {
+  const env = process.env.REZOLUS_NATS_URL;
+  return flags.nats ?? (env !== undefined && env !== '' ? env : undefined);
+}
+
+function levelFlag(value: string | undefined): string | undefined {
+  const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+  if (value !== undefined && !levels.includes(value)) throw new ConfigError(`--log-level must be one of ${levels.join(', ')}, got "${value}"`);
+  return value;
+}
+
+/** Runs until SIGINT/SIGTERM, then stops cleanly; a second signal exits at once. */
+function untilSignal(stop: () => Promise<void>, log: Logger): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) process.exit(130);
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ error: String(error) }, 'error while stopping');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+async function agentMode(flags: Flags): Promise<void> {
+  const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, {
+    host: flags.host,
+    natsUrl: natsFlag(flags),
+    intervalMs: durationFlag(flags.interval, 'interval'),
+    logLevel: levelFlag(flags['log-level']),
+  });
+  const cfg = { ...config, procfs: flags.procfs ?? config.procfs, sysfs: flags.sysfs ?? config.sysfs };
+  const log = createLogger(cfg.logLevel as LevelWithSilent);
+  const running = await runAgent(cfg, log);
+  untilSignal(() => running.stop(), log);
+}
+
+async function exporterMode(flags: Flags): Promise<void> {
+  const config = loadExporterConfig(configPath('exporter', flags), {
+    listen: listenFlag(flags.listen),
+    hosts: flags.hosts,
+    intervalMs: durationFlag(flags.interval, 'interval'),
+    natsUrl: natsFlag(flags),
+    logLevel: levelFlag(flags['log-level']),
+  });
+  const log = createLogger(config.logLevel as LevelWithSilent);
+  const running = await runExporter(config, log);
+  untilSignal(() => running.stop(), log);
+}
+
+async function upMode(flags: Flags): Promise<void> {
+  const upFile = configPath('up', flags);
+  const up = loadUpConfig(upFile, upFile === undefined ? CONFIG_DIR : undefined);
+  const intervalMs = durationFlag(flags.interval, 'interval');
+  const logLevel = levelFlag(flags['log-level']) ?? up.logLevel;
+  const agent = loadAgentConfig(up.agentConfig !== undefined && existsSync(up.agentConfig) ? up.agentConfig : undefined, SAMPLER_NAMES, {
+    host: flags.host, intervalMs, logLevel,
+  });
+  const exporter = loadExporterConfig(up.exporterConfig !== undefined && existsSync(up.exporterConfig) ? up.exporterConfig : undefined, {
+    listen: listenFlag(flags.listen), hosts: flags.hosts ?? agent.host, intervalMs, logLevel,
+  });
+  let forcePort: number | undefined;
+  if (flags['nats-port'] !== undefined) {
+    forcePort = Number(flags['nats-port']);
+    if (!Number.isInteger(forcePort) || forcePort < 0 || forcePort > 65535) {
+      throw new ConfigError(`--nats-port must be a port number (0 = any free port), got "${flags['nats-port']}"`);
+    }
+  }
+  const log = createLogger(logLevel as LevelWithSilent);
+  const running = await runUp(
+    {
+      natsUrl: natsFlag(flags) ?? (up.natsUrl === '' ? undefined : up.natsUrl),
+      forcePrivatePort: forcePort,
+      privatePort: up.natsPort,
+      natsServer: up.natsServer,
+      dataDir: flags['data-dir'] ?? up.dataDir,
+      agent,
+      exporter,
+    },
+    log,
+  );
+  const lines = [
+    `rezolus-nats ${VERSION} is up`,
+    `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
+    `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
+    `  exporter  ${running.exporter.url}`,
+    '  Ctrl-C stops everything started here.',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  untilSignal(() => running.stop(), log);
+}
+
+const MODES: Record<Mode, (flags: Flags) => Promise<void>> = { agent: agentMode, exporter: exporterMode, up: upMode };
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const [mode, ...rest] = argv;
+  if (mode === undefined || mode === '--help' || mode === '-h' || mode === 'help') {
+    process.stdout.write(HELP.main);
+    return mode === undefined ? 2 : 0;
+  }
+  if (mode === '--version') {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  if (!(mode in MODES)) {
+    process.stderr.write(`rezolus: unknown mode "${mode}"\n\n${HELP.main}`);
+    return 2;
+  }
+  const m = mode as Mode;
+  let flags: Flags;
+  try {
+    const parsed = parseArgs({ args: [...rest], options: OPTIONS, strict: true, allowPositionals: false });
+    flags = parsed.values as Flags;
+    const bad = Object.keys(flags).filter((k) => !ALLOWED[m].includes(k));
+    if (bad.length > 0) throw new Error(`option --${bad[0]} is not known to "rezolus ${m}"`);
+  } catch (error) {
+    process.stderr.write(`rezolus ${m}: ${(error as Error).message}\n\n${HELP[m]}`);
+    return 2;
+  }
+  if (flags.help === true) {
+    process.stdout.write(HELP[m]);
+    return 0;
+  }
+  try {
+    await MODES[m](flags);
+    return -1; // keeps running until a signal
+  } catch (error) {
+    if (error instanceof RezolusError) {
+      process.stderr.write(`rezolus ${m}: ${error.message}\n`);
+      return error instanceof ConfigError ? 2 : 1;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,122 @@
+import { hostname } from 'node:os';
+import type { FileSpec, SectionSpec } from './schema.js';
+import { logSection, natsSection } from './schema.js';
+import { loadConfig, type TableSpec } from './load.js';
+
+export const AGENT_SPEC: FileSpec = {
+  general: {
+    doc: 'The host and where samplers read from.',
+    keys: {
+      host: { type: 'string', default: '', doc: 'Host name in subjects and the host label; empty = this machine\'s hostname (made subject-safe). --host overrides.' },
+      procfs: { type: 'string', default: '/proc', doc: 'Root of procfs. Tests point it at test/fixtures/rootfs/proc.' },
+      sysfs: { type: 'string', default: '/sys', doc: 'Root of sysfs.' },
+    },
+  },
+  nats: natsSection,
+  log: logSection,
+  defaults: {
+    doc: 'Defaults for every sampler; a [samplers.<name>] table overrides them.',
+    keys: {
+      enabled: { type: 'boolean', default: true, doc: 'Run samplers unless their own table says otherwise.' },
+      interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Refresh interval; ticks are aligned to whole intervals of the wall clock. --interval overrides every sampler.' },
+    },
+  },
+  stream: {
+    doc: 'The JetStream stream that keeps the rolling window (the hindsight buffer). Created when missing; its limits are updated to these values; a stream whose storage, retention, discard or subjects conflict is refused.',
+    keys: {
+      name: { type: 'string', default: 'REZOLUS', doc: 'Stream name.' },
+      max_age: { type: 'duration', default: '15m', minMs: 1000, doc: 'How far back the window reaches (the hindsight lookback).' },
+      max_bytes: { type: 'size', default: '1GiB', doc: 'Disk bound of the window; the oldest frames go first.' },
+      max_msgs_per_subject: { type: 'integer', default: 100000, min: 1, max: 1e9, doc: 'Guard so one noisy host/sampler cannot evict the fleet (15 min at 100 ms is 9000).' },
+      duplicate_window: { type: 'duration', default: '2m', minMs: 1000, doc: 'How long a retried publish (same Nats-Msg-Id) is recognised; capped at max_age.' },
+      replicas: { type: 'integer', default: 1, min: 1, max: 5, doc: '1 for a single server, 3 in a cluster.' },
+    },
+  },
+  descriptors: {
+    doc: 'The KV bucket of frame descriptors (content-addressed by hash).',
+    keys: {
+      ttl: { type: 'duration', default: '24h', minMs: 60_000, doc: 'Age after which an unused descriptor expires; the agent re-puts the ones it uses every ttl/4. Keep it well above stream.max_age.' },
+    },
+  },
+  buffer: {
+    doc: 'Frames waiting for a JetStream ack (the agent keeps publishing through NATS outages).',
+    keys: {
+      max_bytes: { type: 'size', default: '64MiB', doc: 'When full, the oldest unacked frames are dropped and counted (rezolus_publish_dropped).' },
+    },
+  },
+};
+
+export const SAMPLER_KEYS: SectionSpec = {
+  doc: 'Per-sampler settings.',
+  keys: {
+    enabled: { type: 'boolean', default: true, doc: 'Run this sampler.' },
+    interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Refresh interval of this sampler.' },
+  },
+};
+
+export interface SamplerSettings {
+  readonly enabled: boolean;
+  readonly intervalMs: number;
+}
+
+export interface AgentConfig {
+  readonly file: string;
+  readonly host: string;
+  readonly procfs: string;
+  readonly sysfs: string;
+  readonly natsUrl: string;
+  readonly logLevel: string;
+  readonly samplers: Readonly<Record<string, SamplerSettings>>;
+  readonly stream: {
+    readonly name: string;
+    readonly maxAgeMs: number;
+    readonly maxBytes: number;
+    readonly maxMsgsPerSubject: number;
+    readonly duplicateWindowMs: number;
+    readonly replicas: number;
+  };
+  readonly descriptorTtlMs: number;
+  readonly bufferMaxBytes: number;
+}
+
+export interface AgentOverrides {
+  readonly host?: string | undefined;
+  readonly natsUrl?: string | undefined;
+  readonly intervalMs?: number | undefined;
+  readonly logLevel?: string | undefined;
+}
+
+/** Loads config/agent.toml (or defaults) and applies command-line overrides. */
+export function loadAgentConfig(path: string | undefined, samplerNames: readonly string[], o: AgentOverrides = {}): AgentConfig {
+  const tables: Record<string, TableSpec> = { samplers: { names: samplerNames, keys: SAMPLER_KEYS } };
+  const f = loadConfig(path, AGENT_SPEC, tables);
+  const s = (section: string, key: string): unknown => f.sections[section]?.[key];
+  const samplers: Record<string, SamplerSettings> = {};
+  for (const name of samplerNames) {
+    const own = f.tables.samplers?.[name] ?? {};
+    samplers[name] = {
+      enabled: (own.enabled ?? s('defaults', 'enabled')) as boolean,
+      intervalMs: o.intervalMs ?? ((own.interval ?? s('defaults', 'interval')) as number),
+    };
+  }
+  const host = o.host ?? (s('general', 'host') as string);
+  return {
+    file: f.path,
+    host: host === '' ? hostname() : host,
+    procfs: s('general', 'procfs') as string,
+    sysfs: s('general', 'sysfs') as string,
+    natsUrl: o.natsUrl ?? (s('nats', 'url') as string),
+    logLevel: o.logLevel ?? (s('log', 'level') as string),
+    samplers,
+    stream: {
+      name: s('stream', 'name') as string,
+      maxAgeMs: s('stream', 'max_age') as number,
+      maxBytes: s('stream', 'max_bytes') as number,
+      maxMsgsPerSubject: s('stream', 'max_msgs_per_subject') as number,
+      duplicateWindowMs: s('stream', 'duplicate_window') as number,
+      replicas: s('stream', 'replicas') as number,
+    },
+    descriptorTtlMs: s('descriptors', 'ttl') as number,
+    bufferMaxBytes: s('buffer', 'max_bytes') as number,
+  };
+}

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseToml } from 'smol-toml';
+import { ConfigError } from '../errors.js';
+import { defaultValue, validateValue, type ConfigValue, type FileSpec, type SectionSpec } from './schema.js';
+
+export type Section = Readonly<Record<string, ConfigValue>>;
+
+export interface LoadedFile {
+  readonly path: string;
+  readonly sections: Readonly<Record<string, Section>>;
+  /** per-entry tables such as [samplers.cpu_usage]: table -> entry -> validated keys present in the file */
+  readonly tables: Readonly<Record<string, Readonly<Record<string, Section>>>>;
+}
+
+/** Tables of named entries (`[samplers.<name>]`): the allowed names and the keys each may set. */
+export interface TableSpec {
+  readonly names: readonly string[];
+  readonly keys: SectionSpec;
+}
+
+/**
+ * Reads a TOML file (or, with path undefined, nothing) against a spec:
+ * every missing key takes its default; unknown sections, keys and entries and
+ * bad values throw a ConfigError naming the file, key and value.
+ */
+export function loadConfig(
+  path: string | undefined,
+  spec: FileSpec,
+  tableSpecs: Readonly<Record<string, TableSpec>> = {},
+): LoadedFile {
+  const file = path ?? '(defaults)';
+  let doc: Record<string, unknown> = {};
+  if (path !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`cannot read config file ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    try {
+      doc = parseToml(text) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(`${path} is not valid TOML: ${(error as Error).message}`, { cause: error });
+    }
+  }
+  for (const name of Object.keys(doc)) {
+    if (!Object.hasOwn(spec, name) && !Object.hasOwn(tableSpecs, name)) {
+      const known = [...Object.keys(spec), ...Object.keys(tableSpecs)].join(', ');
+      throw new ConfigError(`${file}: unknown section [${name}] (known: ${known})`);
+    }
+  }
+  const sections: Record<string, Section> = {};
+  for (const [name, sectionSpec] of Object.entries(spec)) {
+    sections[name] = readSection(doc[name], sectionSpec, file, name, true);
+  }
+  const tables: Record<string, Record<string, Section>> = {};
+  for (const [name, t] of Object.entries(tableSpecs)) {
+    const raw = doc[name] ?? {};
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`${file}: [${name}] must be a table`);
+    const entries: Record<string, Section> = {};
+    for (const [entry, value] of Object.entries(raw)) {
+      if (!t.names.includes(entry)) {
+        throw new ConfigError(`${file}: unknown entry [${name}.${entry}] (known: ${t.names.join(', ')})`);
+      }
+      entries[entry] = readSection(value, t.keys, file, `${name}.${entry}`, false);
+    }
+    tables[name] = entries;
+  }
+  return { path: file, sections, tables };
+}
+
+function readSection(raw: unknown, spec: SectionSpec, file: string, name: string, withDefaults: boolean): Section {
+  const table = raw ?? {};
+  if (typeof table !== 'object' || table === null || Array.isArray(table)) {
+    throw new ConfigError(`${file}: [${name}] must be a table, got ${JSON.stringify(raw)}`);
+  }
+  const out: Record<string, ConfigValue> = {};
+  for (const key of Object.keys(table)) {
+    if (!Object.hasOwn(spec.keys, key)) {
+      throw new ConfigError(`${file}: unknown key [${name}] ${key} (known: ${Object.keys(spec.keys).join(', ')})`);
+    }
+  }
+  for (const [key, keySpec] of Object.entries(spec.keys)) {
+    const value = (table as Record<string, unknown>)[key];
+    if (value !== undefined) out[key] = validateValue(keySpec, value, file, name, key);
+    else if (withDefaults) out[key] = defaultValue(keySpec);
+  }
+  return out;
+}

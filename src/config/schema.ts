@@ -1,0 +1,93 @@
+import { ConfigError } from '../errors.js';
+import { parseDuration, parseListen, parseSize } from './units.js';
+
+/** One config key: its type, default and the comment written above it in config/*.toml. */
+export type KeySpec =
+  | { readonly type: 'string'; readonly default: string; readonly doc: string }
+  | { readonly type: 'boolean'; readonly default: boolean; readonly doc: string }
+  | { readonly type: 'integer'; readonly default: number; readonly min: number; readonly max: number; readonly doc: string }
+  | { readonly type: 'duration'; readonly default: string; readonly minMs: number; readonly doc: string }
+  | { readonly type: 'size'; readonly default: string; readonly doc: string }
+  | { readonly type: 'listen'; readonly default: string; readonly doc: string }
+  | { readonly type: 'enum'; readonly default: string; readonly values: readonly string[]; readonly doc: string }
+  | { readonly type: 'quantiles'; readonly default: readonly number[]; readonly doc: string };
+
+export interface SectionSpec {
+  readonly doc: string;
+  readonly keys: Readonly<Record<string, KeySpec>>;
+}
+
+export type FileSpec = Readonly<Record<string, SectionSpec>>;
+
+/** A validated value: durations in ms, sizes in bytes, listen as {host, port}. */
+export type ConfigValue = string | boolean | number | readonly number[] | { host: string; port: number };
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export const logSection: SectionSpec = {
+  doc: 'Logging (pino JSON lines on stderr).',
+  keys: { level: { type: 'enum', default: 'info', values: LEVELS, doc: 'One of fatal, error, warn, info, debug, trace, silent.' } },
+};
+
+export const natsSection: SectionSpec = {
+  doc: 'The NATS server(s). --nats and REZOLUS_NATS_URL override this.',
+  keys: {
+    url: { type: 'string', default: 'nats://127.0.0.1:4222', doc: 'Server URL, or several separated by commas (a cluster).' },
+  },
+};
+
+function where(file: string, section: string, key: string): string {
+  return `${file}: [${section}] ${key}`;
+}
+
+/** Checks one value against its spec; throws ConfigError quoting file, key and value. */
+export function validateValue(spec: KeySpec, raw: unknown, file: string, section: string, key: string): ConfigValue {
+  const at = where(file, section, key);
+  const shown = JSON.stringify(raw);
+  switch (spec.type) {
+    case 'string':
+      if (typeof raw !== 'string') throw new ConfigError(`${at} must be a string, got ${shown}`);
+      return raw;
+    case 'boolean':
+      if (typeof raw !== 'boolean') throw new ConfigError(`${at} must be true or false, got ${shown}`);
+      return raw;
+    case 'integer': {
+      const n = typeof raw === 'bigint' ? Number(raw) : raw;
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < spec.min || n > spec.max) {
+        throw new ConfigError(`${at} must be an integer from ${spec.min} to ${spec.max}, got ${shown}`);
+      }
+      return n;
+    }
+    case 'duration': {
+      const ms = typeof raw === 'string' ? parseDuration(raw) : undefined;
+      if (ms === undefined) throw new ConfigError(`${at} must be a duration such as "100ms", "1s" or "15m", got ${shown}`);
+      if (ms < spec.minMs) throw new ConfigError(`${at} must be at least ${spec.minMs}ms, got ${shown}`);
+      return ms;
+    }
+    case 'size': {
+      const bytes = typeof raw === 'string' ? parseSize(raw) : undefined;
+      if (bytes === undefined || bytes <= 0) throw new ConfigError(`${at} must be a size such as "64MiB" or "1GiB", got ${shown}`);
+      return bytes;
+    }
+    case 'listen': {
+      const l = typeof raw === 'string' ? parseListen(raw) : undefined;
+      if (l === undefined) throw new ConfigError(`${at} must be HOST:PORT such as "0.0.0.0:4242", got ${shown}`);
+      return l;
+    }
+    case 'enum':
+      if (typeof raw !== 'string' || !spec.values.includes(raw)) {
+        throw new ConfigError(`${at} must be one of ${spec.values.join(', ')}, got ${shown}`);
+      }
+      return raw;
+    case 'quantiles':
+      if (!Array.isArray(raw) || raw.length === 0 || raw.some((q) => typeof q !== 'number' || !(q >= 0 && q <= 1))) {
+        throw new ConfigError(`${at} must be a non-empty list of quantiles between 0 and 1, got ${shown}`);
+      }
+      return raw as number[];
+  }
+}
+
+/** The default of a key, validated like a value from a file. */
+export function defaultValue(spec: KeySpec): ConfigValue {
+  return validateValue(spec, spec.default, '(defaults)', '', '');
+}

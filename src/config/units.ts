@@ -1,0 +1,36 @@
+/** Parses durations like `100ms`, `1s`, `1.5s`, `15m`, `2h`, `1d` into milliseconds; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)(us|ms|s|m|h|d)$/.exec(text.trim());
+  if (!m) return undefined;
+  const n = Number(m[1]);
+  const unit: Record<string, number> = { us: 0.001, ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const ms = n * (unit[m[2] as string] as number);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** Formats milliseconds the way the config files write them. */
+export function formatDuration(ms: number): string {
+  const units: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  for (const [u, f] of units) if (ms >= f && ms % f === 0) return `${ms / f}${u}`;
+  return `${ms}ms`;
+}
+
+/** Parses sizes like `64MiB`, `1GiB`, `500MB`, `4096` (bytes); undefined when malformed. */
+export function parseSize(text: string): number | undefined {
+  const m = /^(\d+(?:\.\d+)?)\s*(B|KiB|MiB|GiB|TiB|KB|MB|GB|TB)?$/.exec(text.trim());
+  if (!m) return undefined;
+  const unit: Record<string, number> = {
+    B: 1, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4, KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12,
+  };
+  const bytes = Math.floor(Number(m[1]) * (unit[m[2] ?? 'B'] as number));
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+/** Parses `HOST:PORT` (`[::1]:4242` for IPv6); undefined when malformed. */
+export function parseListen(text: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text.trim());
+  if (!m) return undefined;
+  const port = Number(m[3]);
+  if (port > 65535) return undefined;
+  return { host: m[1] ?? (m[2] === '' ? '0.0.0.0' : (m[2] as string)), port };
+}

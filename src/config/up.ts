@@ -1,0 +1,57 @@
+import { dirname, resolve } from 'node:path';
+import type { FileSpec } from './schema.js';
+import { logSection } from './schema.js';
+import { loadConfig } from './load.js';
+
+export const UP_SPEC: FileSpec = {
+  general: {
+    doc: 'The embedded default: `rezolus up` runs an agent and an exporter, and a private nats-server when needed.',
+    keys: {
+      data_dir: { type: 'string', default: './data', doc: 'Where the private nats-server keeps its JetStream store and log. --data-dir overrides.' },
+      agent_config: { type: 'string', default: 'agent.toml', doc: 'Agent config, relative to this file.' },
+      exporter_config: { type: 'string', default: 'exporter.toml', doc: 'Exporter config, relative to this file.' },
+    },
+  },
+  nats: {
+    doc: 'Which NATS to use. With no URL (here, --nats or REZOLUS_NATS_URL), up uses a server already answering on 127.0.0.1:4222, else starts a private one.',
+    keys: {
+      url: { type: 'string', default: '', doc: 'Use this server and start none.' },
+      server: { type: 'string', default: '/usr/sbin/nats-server', doc: 'The nats-server binary for the private server.' },
+      port: { type: 'integer', default: 4222, min: 0, max: 65535, doc: 'Loopback port of the private server (0 = any free port). --nats-port N forces a private server on N.' },
+    },
+  },
+  log: logSection,
+};
+
+export interface UpConfig {
+  readonly file: string;
+  readonly dataDir: string;
+  readonly agentConfig: string | undefined;
+  readonly exporterConfig: string | undefined;
+  readonly natsUrl: string;
+  readonly natsServer: string;
+  readonly natsPort: number;
+  readonly logLevel: string;
+}
+
+/**
+ * Loads up.toml. The agent and exporter config paths are resolved next to
+ * it; with no up.toml they are config/agent.toml and config/exporter.toml
+ * when those exist, else the built-in defaults.
+ */
+export function loadUpConfig(path: string | undefined, defaultsDir: string | undefined): UpConfig {
+  const f = loadConfig(path, UP_SPEC);
+  const s = (section: string, key: string): unknown => f.sections[section]?.[key];
+  const base = path !== undefined ? dirname(path) : defaultsDir;
+  const rel = (key: string): string | undefined => (base === undefined ? undefined : resolve(base, s('general', key) as string));
+  return {
+    file: f.path,
+    dataDir: s('general', 'data_dir') as string,
+    agentConfig: rel('agent_config'),
+    exporterConfig: rel('exporter_config'),
+    natsUrl: s('nats', 'url') as string,
+    natsServer: s('nats', 'server') as string,
+    natsPort: s('nats', 'port') as number,
+    logLevel: s('log', 'level') as string,
+  };
+}

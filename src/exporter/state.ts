@@ -1,0 +1,172 @@
+/**
+ * What the exporter knows: per (host, sampler) the latest frame and a short
+ * history of earlier frames of the same agent run, so that histogram
+ * percentiles can be taken over about one exporter interval. Pure, no I/O.
+ */
+import type { Frame } from '../frame/types.js';
+
+/** The frames one (host, sampler) contributes to a render. */
+export interface ViewEntry {
+  readonly latest: Frame;
+  /** the frame histogram windows start from; undefined while only one frame is known */
+  readonly base: Frame | undefined;
+}
+
+export interface ExporterStateStats {
+  /** frames accepted */
+  ingested: number;
+  /** frames ignored: seq not newer than the latest of their run, or from a run already replaced */
+  outOfOrder: number;
+  /** times a new agent run (instance) replaced a (host, sampler)'s history */
+  restarts: number;
+  /** (host, sampler) pairs dropped by forget() */
+  forgotten: number;
+}
+
+export interface ExporterStateOptions {
+  /**
+   * The exporter interval the history is kept for until view() says
+   * otherwise; frames more than 2 × interval behind the latest are dropped.
+   * Default 1 s.
+   */
+  readonly intervalNs?: bigint;
+  /** at most this many frames per (host, sampler); default 64 */
+  readonly maxFrames?: number;
+}
+
+/** How many replaced runs per (host, sampler) are remembered so their late frames are ignored. */
+const RETIRED_RUNS = 4;
+
+interface Track {
+  readonly host: string;
+  readonly sampler: string;
+  instance: number;
+  /** frames of the current run in seq order; live part is frames[head..] */
+  frames: Frame[];
+  head: number;
+  retired: number[];
+}
+
+function compareTracks(a: Track, b: Track): number {
+  if (a.host !== b.host) return a.host < b.host ? -1 : 1;
+  if (a.sampler !== b.sampler) return a.sampler < b.sampler ? -1 : 1;
+  return 0;
+}
+
+export class ExporterState {
+  readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, restarts: 0, forgotten: 0 };
+  readonly #maxFrames: number;
+  #retentionNs: bigint;
+  readonly #tracks = new Map<string, Track>();
+  /** tracks sorted by (host, sampler); rebuilt lazily after a track is added or removed */
+  #sorted: Track[] | undefined = [];
+
+  constructor(options: ExporterStateOptions = {}) {
+    const interval = options.intervalNs ?? 1_000_000_000n;
+    if (interval <= 0n) throw new RangeError(`intervalNs must be positive, got ${interval}`);
+    const max = options.maxFrames ?? 64;
+    if (!Number.isInteger(max) || max < 2) throw new RangeError(`maxFrames must be an integer ≥ 2, got ${max}`);
+    this.#maxFrames = max;
+    this.#retentionNs = 2n * interval;
+  }
+
+  /** Number of (host, sampler) pairs known. */
+  get size(): number {
+    return this.#tracks.size;
+  }
+
+  ingest(frame: Frame): void {
+    const key = `${frame.host}\u0000${frame.sampler}`;
+    let track = this.#tracks.get(key);
+    if (track === undefined) {
+      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, retired: [] };
+      this.#tracks.set(key, track);
+      this.#sorted = undefined;
+    } else if (track.instance !== frame.instance) {
+      if (track.retired.includes(frame.instance)) {
+        this.stats.outOfOrder++;
+        return;
+      }
+      track.retired.push(track.instance);
+      if (track.retired.length > RETIRED_RUNS) track.retired.shift();
+      track.instance = frame.instance;
+      track.frames = [];
+      track.head = 0;
+      this.stats.restarts++;
+    } else {
+      const last = track.frames[track.frames.length - 1];
+      if (last !== undefined && frame.seq <= last.seq) {
+        this.stats.outOfOrder++;
+        return;
+      }
+    }
+    track.frames.push(frame);
+    this.stats.ingested++;
+    this.#trim(track);
+  }
+
+  /**
+   * Per (host, sampler), sorted by host then sampler: the latest frame and
+   * the base for histogram windows, the newest earlier frame whose endNs is
+   * at least `intervalNs` before the latest's, else the oldest kept frame.
+   * Also makes 2 × intervalNs the history kept from now on.
+   */
+  view(intervalNs: bigint): ViewEntry[] {
+    if (intervalNs > 0n) this.#retentionNs = 2n * intervalNs;
+    if (this.#sorted === undefined) this.#sorted = [...this.#tracks.values()].sort(compareTracks);
+    const out: ViewEntry[] = [];
+    for (const track of this.#sorted) {
+      this.#trim(track);
+      const { frames, head } = track;
+      const latest = frames[frames.length - 1];
+      if (latest === undefined) continue;
+      const target = latest.endNs - intervalNs;
+      let base: Frame | undefined;
+      for (let i = frames.length - 2; i >= head; i--) {
+        const f = frames[i] as Frame;
+        if (f.endNs <= target) {
+          base = f;
+          break;
+        }
+      }
+      if (base === undefined && frames.length - head > 1) base = frames[head];
+      out.push({ latest, base });
+    }
+    return out;
+  }
+
+  /** Drops every (host, sampler) whose latest frame ended before `olderThanNs`; returns how many. */
+  forget(olderThanNs: bigint): number {
+    let dropped = 0;
+    for (const [key, track] of this.#tracks) {
+      const latest = track.frames[track.frames.length - 1];
+      if (latest === undefined || latest.endNs < olderThanNs) {
+        this.#tracks.delete(key);
+        dropped++;
+      }
+    }
+    if (dropped > 0) this.#sorted = undefined;
+    this.stats.forgotten += dropped;
+    return dropped;
+  }
+
+  /**
+   * Bounds a track's history: at most maxFrames, and frames beyond the
+   * retention go, except the newest of them, which stays as the base of a
+   * sampler that reports less often than the exporter interval.
+   */
+  #trim(track: Track): void {
+    const frames = track.frames;
+    const latest = frames[frames.length - 1];
+    if (latest === undefined) return;
+    const cutoff = latest.endNs - this.#retentionNs;
+    let head = track.head;
+    while (frames.length - head > this.#maxFrames) head++;
+    while (frames.length - head > 1 && (frames[head + 1] as Frame).endNs <= cutoff) head++;
+    if (head > 32 && head * 2 > frames.length) {
+      track.frames = frames.slice(head);
+      head = 0;
+    }
+    track.head = head;
+  }
+}

@@ -1,0 +1,70 @@
+import { resolve } from 'node:path';
+import type { Logger } from 'pino';
+import { runAgent, type RunningAgent } from '../agent/main.js';
+import type { AgentConfig } from '../config/agent.js';
+import type { ExporterConfig } from '../config/exporter.js';
+import { runExporter, type RunningExporter } from '../exporter/main.js';
+import { natsAnswers, startNatsServer, type NatsServer } from './nats-server.js';
+
+export interface UpOptions {
+  /** explicit URL (--nats, REZOLUS_NATS_URL or up.toml): use it, start nothing */
+  readonly natsUrl: string | undefined;
+  /** a port given with --nats-port: always start a private server there (0 = any free port) */
+  readonly forcePrivatePort: number | undefined;
+  readonly privatePort: number;
+  readonly natsServer: string;
+  readonly dataDir: string;
+  readonly agent: Omit<AgentConfig, 'natsUrl'>;
+  readonly exporter: Omit<ExporterConfig, 'natsUrl'>;
+}
+
+export interface RunningUp {
+  readonly natsUrl: string;
+  /** the private server, when up started one */
+  readonly server: NatsServer | undefined;
+  readonly agent: RunningAgent;
+  readonly exporter: RunningExporter;
+  stop(): Promise<void>;
+}
+
+/** Picks the NATS server: explicit URL, else one answering on 127.0.0.1:4222, else a private one. */
+async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; server: NatsServer | undefined }> {
+  if (o.natsUrl !== undefined && o.natsUrl !== '') return { url: o.natsUrl, server: undefined };
+  if (o.forcePrivatePort === undefined && (await natsAnswers('127.0.0.1', 4222))) {
+    log.info('a NATS server answers on 127.0.0.1:4222; using it');
+    return { url: 'nats://127.0.0.1:4222', server: undefined };
+  }
+  const server = await startNatsServer({
+    binary: o.natsServer,
+    port: o.forcePrivatePort ?? o.privatePort,
+    dataDir: resolve(o.dataDir),
+  });
+  log.info({ url: server.url, pid: server.pid, store: server.storeDir }, 'started a private nats-server');
+  return { url: server.url, server };
+}
+
+/** The embedded default: NATS (found or started), an agent and an exporter in this process. */
+export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
+  const { url, server } = await chooseNats(o, log);
+  let agent: RunningAgent | undefined;
+  try {
+    agent = await runAgent({ ...o.agent, natsUrl: url }, log.child({ process: 'agent' }));
+    const exporter = await runExporter({ ...o.exporter, natsUrl: url }, log.child({ process: 'exporter' }));
+    const running = agent;
+    return {
+      natsUrl: url,
+      server,
+      agent: running,
+      exporter,
+      async stop() {
+        await exporter.stop();
+        await running.stop();
+        await server?.stop();
+      },
+    };
+  } catch (error) {
+    await agent?.stop();
+    await server?.stop();
+    throw error;
+  }
+}

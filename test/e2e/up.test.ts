@@ -1,0 +1,87 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseCpuList } from '../../src/samplers/cpu/cores/parse.js';
+import { freePort } from '../../src/up/nats-server.js';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { checkExposition } from '../helpers/exposition-check.js';
+import { promtoolCheck } from '../helpers/promtool.js';
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Devices this machine has, read the way a user would check them. */
+function liveDevices(): { cpus: number[]; netdevs: string[]; disks: string[] } {
+  const cpus = parseCpuList(readFileSync('/sys/devices/system/cpu/online', 'utf8')) ?? [];
+  const netdevs = readFileSync('/proc/net/dev', 'utf8').split('\n').slice(2).map((l) => l.split(':')[0]?.trim() ?? '').filter((d) => d !== '');
+  const disks = readFileSync('/proc/diskstats', 'utf8')
+    .split('\n')
+    .map((l) => l.trim().split(/\s+/)[2] ?? '')
+    .filter((d) => /^(vd|sd|xvd|hd)[a-z]+$|^nvme\d+n\d+$/.test(d));
+  return { cpus, netdevs, disks };
+}
+
+test('rezolus up on free ports serves this host within 3 s and stops cleanly on Ctrl-C', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-up-'));
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--host', 'e2e-live', '--log-level', 'warn'],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    const upDeadline = Date.now() + 20_000;
+    while (!stdout.includes('is up') && Date.now() < upDeadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
+    t.true(stdout.includes('is up'), `no banner; stderr: ${stderr}`);
+    const upAt = Date.now();
+    t.regex(stdout, /NATS\s+nats:\/\/127\.0\.0\.1:\d+ \(private nats-server, pid \d+/);
+    t.regex(stdout, /stream\s+REZOLUS/);
+    t.true(stdout.includes(`exporter  http://127.0.0.1:${port}/metrics`));
+    const serverPid = Number(/pid (\d+)/.exec(stdout)?.[1]);
+
+    const { cpus, netdevs, disks } = liveDevices();
+    const wanted = [
+      ...cpus.map((c) => new RegExp(`^cpu_usage_seconds_total\\{host="e2e-live",state="user",id="${c}"\\} `, 'm')),
+      /^memory_total_bytes\{host="e2e-live"\} [1-9]\d*$/m,
+      ...netdevs.map((d) => new RegExp(`^network_device_bytes_total\\{host="e2e-live",device="${d}",direction="receive"\\} \\d+$`, 'm')),
+      ...disks.map((d) => new RegExp(`^blockio_device_operations_total\\{host="e2e-live",device="${d}",op="read"\\} \\d+$`, 'm')),
+    ];
+    let text = '';
+    let firstFullMs = -1;
+    while (Date.now() - upAt < 10_000) {
+      text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => '');
+      if (wanted.every((re) => re.test(text))) {
+        firstFullMs = Date.now() - upAt;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    t.log(`first complete exposition ${firstFullMs} ms after the banner (${cpus.length} CPUs, net ${netdevs.join(',')}, disks ${disks.join(',')})`);
+    for (const re of wanted) t.regex(text, re);
+    t.true(firstFullMs >= 0 && firstFullMs <= 3000, `metrics took ${firstFullMs} ms`);
+    t.deepEqual(checkExposition(text), []);
+    const lint = promtoolCheck(text);
+    t.is(lint?.status, 0, lint?.output);
+
+    child.kill('SIGINT');
+    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    t.is(code, 0, `exit code; stderr: ${stderr}`);
+    t.false(alive(serverPid), 'the private nats-server was stopped');
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

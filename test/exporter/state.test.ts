@@ -1,0 +1,149 @@
+import test from 'ava';
+import type { Frame } from '../../src/frame/types.js';
+import { ExporterState } from '../../src/exporter/state.js';
+import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+
+const MS = 1_000_000n;
+const lat = makeDescriptor('scheduler_runqueue', { scheduler_runqueue_latency: m('histogram', 'nanoseconds', [], 'Runqueue latency') }, [
+  ['scheduler_runqueue_latency', []],
+]);
+const mem = makeDescriptor('memory_meminfo', { memory_total: m('gauge', 'bytes', [], 'Total memory') }, [['memory_total', []]]);
+
+function frame(host: string, seq: number, endNs: bigint, instance = 1, descriptor = lat): Frame {
+  return makeFrame({ host, descriptor, seq, endNs, instance, values: descriptor === lat ? [h([36, seq])] : [seq] });
+}
+
+function seqs(s: ExporterState, interval = SECOND): [string, number, number | undefined][] {
+  return s.view(interval).map((e) => [`${e.latest.host}/${e.latest.sampler}`, e.latest.seq, e.base?.seq]);
+}
+
+test('one frame: latest without base', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 1, T0));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
+  t.deepEqual(s.stats, { ingested: 1, outOfOrder: 0, restarts: 0, forgotten: 0 });
+});
+
+test('base is the newest frame at least one interval older than the latest', (t) => {
+  const s = new ExporterState();
+  for (let i = 1; i <= 6; i++) s.ingest(frame('a', i, T0 + BigInt(i) * 500n * MS));
+  // latest ends at 3.0 s; 2.0 s (seq 4) is the newest ≤ 3.0 − 1.0
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 6, 4]]);
+  // a shorter interval picks a newer base; exactly one interval back qualifies
+  t.deepEqual(seqs(s, 500n * MS), [['a/scheduler_runqueue', 6, 5]]);
+});
+
+test('base is the oldest kept frame while none is an interval old', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 1, T0));
+  s.ingest(frame('a', 2, T0 + 200n * MS));
+  s.ingest(frame('a', 3, T0 + 400n * MS));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 3, 1]]);
+});
+
+test('a sampler slower than the interval keeps its previous frame as base', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 1, T0));
+  s.ingest(frame('a', 2, T0 + 100n * MS));
+  s.ingest(frame('a', 3, T0 + 200n * MS));
+  s.ingest(frame('a', 4, T0 + 30n * SECOND));
+  // frames beyond 2 × interval are dropped except the newest of them
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 4, 3]]);
+});
+
+test('frames not newer than the latest of their run are ignored', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 5, T0 + 5n * SECOND));
+  s.ingest(frame('a', 3, T0 + 3n * SECOND));
+  s.ingest(frame('a', 5, T0 + 5n * SECOND));
+  s.ingest(frame('a', 7, T0 + 7n * SECOND));
+  s.ingest(frame('a', 6, T0 + 6n * SECOND));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 7, 5]]);
+  t.is(s.stats.ingested, 2);
+  t.is(s.stats.outOfOrder, 3);
+});
+
+test('a new instance replaces the history; late frames of the old run are ignored', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 10, T0 + 10n * SECOND, 111));
+  s.ingest(frame('a', 11, T0 + 11n * SECOND, 111));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 11, 10]]);
+  s.ingest(frame('a', 1, T0 + 12n * SECOND, 222));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
+  t.is(s.view(SECOND)[0]?.latest.instance, 222);
+  s.ingest(frame('a', 12, T0 + 12n * SECOND, 111)); // in flight from the old run
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
+  s.ingest(frame('a', 2, T0 + 13n * SECOND, 222));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 2, 1]]);
+  t.is(s.stats.restarts, 1);
+  t.is(s.stats.outOfOrder, 1);
+});
+
+test('keys are (host, sampler); view is sorted by host then sampler', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('b', 1, T0, 1, mem));
+  s.ingest(frame('b', 1, T0, 1, lat));
+  s.ingest(frame('a', 1, T0, 1, mem));
+  s.ingest(frame('a', 2, T0 + SECOND, 1, mem));
+  s.ingest(frame('a', 1, T0, 9, lat));
+  t.is(s.size, 4);
+  t.deepEqual(seqs(s), [
+    ['a/memory_meminfo', 2, 1],
+    ['a/scheduler_runqueue', 1, undefined],
+    ['b/memory_meminfo', 1, undefined],
+    ['b/scheduler_runqueue', 1, undefined],
+  ]);
+});
+
+test('forget drops (host, sampler) pairs that stopped reporting', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 1, T0, 1, mem));
+  s.ingest(frame('a', 1, T0 + 60n * SECOND, 1, lat));
+  s.ingest(frame('b', 1, T0 + 10n * SECOND, 1, mem));
+  t.is(s.forget(T0 + 30n * SECOND), 2);
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
+  t.is(s.stats.forgotten, 2);
+  t.is(s.forget(T0), 0);
+  // a forgotten host that comes back starts afresh
+  s.ingest(frame('b', 2, T0 + 61n * SECOND, 1, mem));
+  t.deepEqual(seqs(s), [
+    ['a/scheduler_runqueue', 1, undefined],
+    ['b/memory_meminfo', 2, undefined],
+  ]);
+});
+
+test('history is bounded by maxFrames', (t) => {
+  const s = new ExporterState({ maxFrames: 64 });
+  // 10 ms apart: 64 frames cover 630 ms, less than the interval
+  for (let i = 1; i <= 1000; i++) s.ingest(frame('a', i, T0 + BigInt(i) * 10n * MS));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1000, 1000 - 63]]);
+  const small = new ExporterState({ maxFrames: 4 });
+  for (let i = 1; i <= 10; i++) small.ingest(frame('a', i, T0 + BigInt(i) * 10n * MS));
+  t.deepEqual(seqs(small), [['a/scheduler_runqueue', 10, 7]]);
+});
+
+test('history is bounded by time: 2 × the interval', (t) => {
+  const s = new ExporterState({ intervalNs: SECOND, maxFrames: 10_000 });
+  for (let i = 1; i <= 1000; i++) s.ingest(frame('a', i, T0 + BigInt(i) * 100n * MS));
+  // kept: frames within 2 s of the latest plus one older; the base is 1 s back
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1000, 990]]);
+  // a longer interval asked of view() only finds what was kept
+  t.deepEqual(seqs(s, 5n * SECOND), [['a/scheduler_runqueue', 1000, 980]]);
+});
+
+test('bad options throw', (t) => {
+  t.throws(() => new ExporterState({ intervalNs: 0n }), { instanceOf: RangeError });
+  t.throws(() => new ExporterState({ maxFrames: 1 }), { instanceOf: RangeError });
+});
+
+test('ingest is O(1) amortized', (t) => {
+  const s = new ExporterState();
+  const frames: Frame[] = [];
+  for (let i = 1; i <= 200_000; i++) frames.push(frame(`h${i % 10}`, i, T0 + BigInt(i) * MS));
+  const start = performance.now();
+  for (const f of frames) s.ingest(f);
+  const ms = performance.now() - start;
+  t.log(`200k ingests in ${ms.toFixed(1)} ms`);
+  t.is(s.stats.ingested, 200_000);
+  t.true(ms < 2000);
+});
