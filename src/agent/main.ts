@@ -8,6 +8,7 @@ import { descriptorBucket, statusBucket } from '../bus/kv.js';
 import { Publisher } from '../bus/publisher.js';
 import { ensureStream } from '../bus/stream.js';
 import type { AgentConfig } from '../config/agent.js';
+import { RezolusError } from '../errors.js';
 import { SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
@@ -25,6 +26,7 @@ export interface RunningAgent {
 
 /** Connects, provisions the stream and buckets, and starts sampling. */
 export async function runAgent(config: AgentConfig, log: Logger): Promise<RunningAgent> {
+  log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
   const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }) });
   try {
     return await start(nc, config, log);
@@ -35,7 +37,9 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
 }
 
 async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Promise<RunningAgent> {
-  const jsm = await jetstreamManager(nc);
+  const jsm = await jetstreamManager(nc).catch((error: unknown) => {
+    throw new RezolusError('JETSTREAM_UNAVAILABLE', `NATS at ${config.natsUrl} has no JetStream (start nats-server with -js): ${String(error)}`, { cause: error });
+  });
   await ensureStream(jsm, config.stream, log.child({ component: 'stream' }));
   const replicas = config.stream.replicas;
   const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas });

@@ -74,12 +74,19 @@ function levelFlag(value: string | undefined): string | undefined {
   return value;
 }
 
-/** Runs until SIGINT/SIGTERM, then stops cleanly; a second signal exits at once. */
+/**
+ * Runs until SIGINT/SIGTERM, then stops cleanly. A second signal more than a
+ * second later exits at once; copies of the first one (a terminal Ctrl-C also
+ * reaches npm and the start script, which forward it) are ignored.
+ */
 function untilSignal(stop: () => Promise<void>, log: Logger): void {
-  let stopping = false;
+  let stoppingSince = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
-    if (stopping) process.exit(130);
-    stopping = true;
+    if (stoppingSince > 0) {
+      if (Date.now() - stoppingSince > 1000) process.exit(130);
+      return;
+    }
+    stoppingSince = Date.now();
     log.info({ signal }, 'stopping');
     stop().then(
       () => process.exit(0),

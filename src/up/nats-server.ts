@@ -65,7 +65,15 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
   mkdirSync(storeDir, { recursive: true });
   const child = spawn(o.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-l', logFile], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    // Its own process group: a Ctrl-C in the terminal reaches rezolus, which stops
+    // the server last, after agent and exporter have drained their connections.
+    detached: true,
   });
+  // ...and it never outlives this process, whatever way this process ends.
+  const killOnExit = (): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  };
+  process.once('exit', killOnExit);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
@@ -91,6 +99,7 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     logFile,
     process: child,
     async stop() {
+      process.off('exit', killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
