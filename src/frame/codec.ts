@@ -10,6 +10,8 @@ const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
 
 const U32 = 0x1_0000_0000;
 const I32_MIN = -0x8000_0000;
+const U64_LIMIT = 2 ** 64;
+const I64_MIN = -(2 ** 63);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Thrown for bytes that are not a frame of a known layout. */
@@ -29,9 +31,12 @@ export interface FrameHeader {
   readonly descriptor: string;
 }
 
-/** Integers that do not fit 32 bits go out as bigint so msgpack writes int64/uint64, never float64. */
+/**
+ * Integers that do not fit 32 bits go out as bigint so msgpack writes int64/uint64, never float64.
+ * Integral doubles outside the 64-bit range (a gauge of 1e20) stay float64: msgpack has no wider integer.
+ */
 function wireNumber(v: number): number | bigint {
-  if (Number.isInteger(v) && (v >= U32 || v < I32_MIN)) return BigInt(v);
+  if (Number.isInteger(v) && (v >= U32 || v < I32_MIN) && v < U64_LIMIT && v >= I64_MIN) return BigInt(v);
   return v;
 }
 
