@@ -169,8 +169,9 @@ export class Agent implements AgentIntrospection {
   }
 
   private tick(intervalMs: number): void {
-    // A timer can fire a hair early; never run the same aligned tick twice.
-    const slot = Math.round(Date.now() / intervalMs);
+    // The slot of this tick: a timer that fires a hair early still counts for the
+    // boundary it was set for, a late one for the slot it lands in; never run a slot twice.
+    const slot = Math.floor((Date.now() + Math.min(5, intervalMs / 4)) / intervalMs);
     if (this.lastTick.get(intervalMs) !== slot) {
       this.lastTick.set(intervalMs, slot);
       for (const r of this.runtimes) {
@@ -209,8 +210,17 @@ export class Agent implements AgentIntrospection {
       return;
     }
     const endNs = nowNs();
+    try {
+      if (points.length > 0) this.emit(r, points, beginNs, endNs);
+    } catch (error) {
+      // A reading that cannot become a frame (say a counter beyond u64) is dropped, never half-sent.
+      r.errors++;
+      r.refreshNs += process.hrtime.bigint() - t0;
+      r.refreshes++;
+      this.o.log.warn({ sampler: r.definition.name, error: String(error) }, 'reading could not be encoded; dropped');
+      return;
+    }
     if (r.status.state !== 'active') this.setStatus(r, { state: 'active' });
-    if (points.length > 0) this.emit(r, points, beginNs, endNs);
     r.refreshNs += process.hrtime.bigint() - t0;
     r.refreshes++;
   }

@@ -7,7 +7,7 @@ export const UP_SPEC: FileSpec = {
   general: {
     doc: 'The embedded default: `rezolus up` runs an agent and an exporter, and a private nats-server when needed.',
     keys: {
-      data_dir: { type: 'string', default: './data', doc: 'Where the private nats-server keeps its JetStream store and log. --data-dir overrides.' },
+      data_dir: { type: 'string', default: './data', doc: 'Where the private nats-server keeps its JetStream store and log, relative to the current directory. --data-dir overrides.' },
       agent_config: { type: 'string', default: 'agent.toml', doc: 'Agent config, relative to this file.' },
       exporter_config: { type: 'string', default: 'exporter.toml', doc: 'Exporter config, relative to this file.' },
     },
