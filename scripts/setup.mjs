@@ -18,14 +18,19 @@ function say(line) {
   process.stderr.write(`[setup] ${line}\n`);
 }
 
-/** npm ci when node_modules is missing or older than the lock file. */
+/**
+ * Installs npm packages when node_modules is missing or older than the lock
+ * file. `npm install` rather than `npm ci`: the lock cannot list msgpackr's
+ * prebuilt packages for other platforms (the registry here does not serve
+ * them), and `npm ci` refuses such a lock; `npm install` follows it.
+ */
 export function ensureNpm() {
   const lock = join(ROOT, 'package-lock.json');
   const marker = join(ROOT, 'node_modules', '.package-lock.json');
   if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  say('installing npm packages (npm ci)');
-  if (run('npm', ['ci', '--no-audit', '--no-fund']) !== 0) {
-    throw new Error('npm ci failed; see the output above');
+  say('installing npm packages (npm install)');
+  if (run('npm', ['install', '--no-audit', '--no-fund']) !== 0) {
+    throw new Error('npm install failed; see the output above');
   }
 }
 
