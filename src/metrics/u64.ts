@@ -1,3 +1,6 @@
+/** A cumulative u64 counter: a number while it is a safe integer, a bigint beyond. */
+export type Counter = number | bigint;
+
 /**
  * Parses a decimal unsigned integer as procfs prints it. Returns a number while
  * the value is a safe integer, a bigint beyond 2^53, and undefined for

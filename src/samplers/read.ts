@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SamplerUnsupportedError } from './types.js';
 
 /**
  * Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys`
@@ -14,4 +15,17 @@ export async function readText(root: string, relative: string): Promise<string> 
 /** True when the error says the file does not exist. */
 export function isNotFound(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT';
+}
+
+/**
+ * Checks at init that a sampler's source can be read; throws
+ * SamplerUnsupportedError naming the path otherwise, so the agent reports
+ * the sampler as disabled with that reason.
+ */
+export async function requireSource(root: string, relative: string): Promise<void> {
+  try {
+    await readText(root, relative);
+  } catch (error) {
+    throw new SamplerUnsupportedError(`cannot read ${root}/${relative}`, { cause: error });
+  }
 }

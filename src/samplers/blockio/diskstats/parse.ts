@@ -1,7 +1,8 @@
 import { parseU64 } from '../../../metrics/u64.js';
+import { splitFields } from '../../fields.js';
 
-/** A cumulative u64 counter as parseU64 returns it. */
-export type Counter = number | bigint;
+export type { Counter } from '../../../metrics/u64.js';
+import type { Counter } from '../../../metrics/u64.js';
 
 /** Counters of one request type that the kernel merges and sizes (read, write, discard). */
 export interface OpStats {
@@ -115,22 +116,4 @@ const NUMBERED_DISK_PARTITION = /\dp\d+$/;
 export function isWholeDisk(device: string): boolean {
   for (const p of VIRTUAL_PREFIXES) if (device.startsWith(p)) return false;
   return !LETTER_DISK_PARTITION.test(device) && !NUMBERED_DISK_PARTITION.test(device);
-}
-
-/** Splits on runs of spaces, tabs and CRs, without a regex. */
-export function splitFields(line: string): string[] {
-  const out: string[] = [];
-  const n = line.length;
-  let i = 0;
-  while (i < n) {
-    let c = line.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 13) {
-      i++;
-      continue;
-    }
-    const start = i;
-    while (i < n && (c = line.charCodeAt(i)) !== 32 && c !== 9 && c !== 13) i++;
-    out.push(line.slice(start, i));
-  }
-  return out;
 }

@@ -1,7 +1,6 @@
 import { scaleU64 } from '../../../metrics/u64.js';
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import {
   blockioDeviceBusyTime,
   blockioDeviceBytes,
@@ -59,11 +58,7 @@ export const blockioDiskstatsSampler: SamplerDefinition = {
   description: 'Per-device block I/O counters from /proc/diskstats (whole devices; no partitions, loop, ram or zram).',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SOURCE);
     const cache = new Map<string, Entry>();
     let tick = 0;
     let listed = 0;

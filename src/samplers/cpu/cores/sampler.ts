@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import { cpuCores, METRICS } from './metrics.js';
 import { parseCpuList } from './parse.js';
 
@@ -11,11 +10,7 @@ export const cpuCoresSampler: SamplerDefinition = {
   description: 'Online CPU count from sysfs.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.sysRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.sysRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.sysRoot, SOURCE);
     return {
       name: 'cpu_cores',
       metrics: METRICS,

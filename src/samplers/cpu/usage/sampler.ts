@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import { CPU_STATES, cpuUsage, cpuUsageAll, METRICS } from './metrics.js';
 import { parseCpuStat, ticksToNs } from './parse.js';
 
@@ -14,11 +13,7 @@ export const cpuUsageSampler: SamplerDefinition = {
   description: 'CPU time per CPU and state, from the cpu lines of /proc/stat.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SOURCE);
     // `{ state, id }` label objects per CPU index, built the first time a CPU is seen
     const perCpu: (readonly Labels[] | undefined)[] = [];
     const labelsOf = (id: number): readonly Labels[] => {

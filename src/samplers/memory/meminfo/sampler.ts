@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import { METRICS } from './metrics.js';
 import { parseMeminfo } from './parse.js';
 
@@ -14,11 +13,7 @@ export const memoryMeminfoSampler: SamplerDefinition = {
   description: 'System memory usage gauges, one per /proc/meminfo field.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SOURCE);
     return {
       name: 'memory_meminfo',
       metrics: METRICS,

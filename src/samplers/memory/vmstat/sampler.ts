@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import { METRICS, VMSTAT_SOURCES } from './metrics.js';
 import { parseVmstat } from './parse.js';
 
@@ -14,11 +13,7 @@ export const memoryVmstatSampler: SamplerDefinition = {
   description: 'Curated virtual memory counters from /proc/vmstat: NUMA, faults, paging, swap, reclaim, THP, OOM.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SOURCE);
     return {
       name: 'memory_vmstat',
       metrics: METRICS,

@@ -1,7 +1,8 @@
 import { parseU64 } from '../../../metrics/u64.js';
+import { splitFields } from '../../fields.js';
 
-/** A cumulative u64 counter as parseU64 returns it. */
-export type Counter = number | bigint;
+export type { Counter } from '../../../metrics/u64.js';
+import type { Counter } from '../../../metrics/u64.js';
 
 /** The receive columns of /proc/net/dev, in kernel order. */
 export const RECEIVE_FIELDS = ['bytes', 'packets', 'errs', 'drop', 'fifo', 'frame', 'compressed', 'multicast'] as const;
@@ -85,24 +86,6 @@ function parseAll(fields: readonly string[]): Counter[] | undefined {
     const v = parseU64(fields[i] as string);
     if (v === undefined) return undefined;
     out[i] = v;
-  }
-  return out;
-}
-
-/** Splits on runs of spaces, tabs and CRs starting at `from`, without a regex. */
-export function splitFields(line: string, from = 0): string[] {
-  const out: string[] = [];
-  const n = line.length;
-  let i = from;
-  while (i < n) {
-    let c = line.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 13) {
-      i++;
-      continue;
-    }
-    const start = i;
-    while (i < n && (c = line.charCodeAt(i)) !== 32 && c !== 9 && c !== 13) i++;
-    out.push(line.slice(start, i));
   }
   return out;
 }

@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import {
   METRICS,
   networkDeviceBytes,
@@ -33,11 +32,7 @@ export const networkInterfacesSampler: SamplerDefinition = {
   description: 'Per-interface network counters from /proc/net/dev.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SOURCE);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SOURCE}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SOURCE);
     const cache = new Map<string, DeviceLabels>();
     let tick = 0;
     return {

@@ -1,9 +1,8 @@
 import type { MetricDecl } from '../../../metrics/metric.js';
 import { MetricKind } from '../../../metrics/metric.js';
 import { parseU64 } from '../../../metrics/u64.js';
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import * as m from './metrics.js';
 import type { ProtocolBlock } from './parse.js';
 import { parseProtocolBlocks } from './parse.js';
@@ -173,11 +172,7 @@ export const networkProtocolsSampler: SamplerDefinition = {
   description: 'Curated IPv4, ICMP, TCP, UDP and UDP-Lite counters from /proc/net/snmp and /proc/net/netstat.',
   metrics: m.METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, SNMP);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${SNMP}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, SNMP);
     // TcpExt and IpExt live here; without it only the snmp counters are emitted
     const hasNetstat = await readText(ctx.procRoot, NETSTAT).then(
       () => true,

@@ -1,6 +1,5 @@
-import { readText } from '../../read.js';
+import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
 import {
   METRICS,
   schedulerContextSwitches,
@@ -57,11 +56,7 @@ export const schedulerProcsSampler: SamplerDefinition = {
   description: 'Scheduler activity from /proc/stat, load averages from /proc/loadavg, stall time from /proc/pressure.',
   metrics: METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
-    try {
-      await readText(ctx.procRoot, STAT);
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/${STAT}`, { cause: error });
-    }
+    await requireSource(ctx.procRoot, STAT);
     const hasLoadavg = await readable(ctx.procRoot, LOADAVG);
     const psi: PsiSource[] = [];
     for (const source of PSI_SOURCES) {
