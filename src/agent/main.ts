@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
@@ -45,7 +45,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas });
   const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas });
   const publisher = new Publisher({
-    js: jetstream(nc, { timeout: 2000 }),
+    nc,
     descriptors,
     maxBufferBytes: config.bufferMaxBytes,
     log: log.child({ component: 'publisher' }),

@@ -1,11 +1,14 @@
-import type { JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { AckedPublisher } from './acks.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
-type Item =
-  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly msgId: string; readonly bytes: number }
-  | { readonly kind: 'kv'; readonly key: string; readonly value: string; readonly bytes: number };
+type Payload =
+  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly msgId: string }
+  | { readonly kind: 'kv'; readonly key: string; readonly value: string };
+
+type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean };
 
 export interface PublisherStats {
   /** frames acked by JetStream (duplicates included) */
@@ -18,18 +21,20 @@ export interface PublisherStats {
   dropped: number;
   /** failed attempts that were retried */
   retries: number;
-  /** items waiting (frames and descriptors) */
+  /** items waiting for an ack (frames and descriptors) */
   buffered: number;
   bufferedBytes: number;
 }
 
 export interface PublisherOptions {
-  readonly js: JetStreamClient;
+  readonly nc: NatsConnection;
   readonly descriptors: KV;
   readonly maxBufferBytes: number;
   readonly log: Logger;
   /** per-attempt ack timeout */
   readonly timeoutMs?: number;
+  /** publishes in flight at once while the bus is healthy */
+  readonly window?: number;
 }
 
 const MAX_BACKOFF_MS = 1000;
@@ -37,38 +42,49 @@ const MAX_BACKOFF_MS = 1000;
 /**
  * Publishes in order through a bounded buffer. The NATS client drops what is
  * published while disconnected without an error, so every frame goes through
- * JetStream with a stable Nats-Msg-Id and is retried until acked: a retry
- * that had in fact been stored is recognised by the stream's duplicate
- * window. Descriptors travel in the same queue, so a descriptor is always
- * stored before the first frame that needs it. When the buffer is full the
- * oldest frames are dropped and counted; descriptors are never dropped.
+ * JetStream with a stable Nats-Msg-Id and is retried until acked: a retry that
+ * had in fact been stored is recognised by the stream's duplicate window.
+ *
+ * While the bus is healthy up to `window` publishes are in flight (one tick's
+ * frames leave in one write and their acks come back together). On a failure
+ * it waits for what is in flight, then retries the oldest unacked item alone
+ * with backoff until it is acked, and only then pipelines again, so the
+ * buffer drains in order after an outage. Descriptors travel in the same
+ * queue, so a descriptor is stored before the first frame that needs it. When
+ * the buffer is full the oldest unsent frames are dropped and counted;
+ * descriptors are never dropped.
  */
 export class Publisher {
   readonly stats: PublisherStats = {
     published: 0, duplicates: 0, descriptorsPut: 0, dropped: 0, retries: 0, buffered: 0, bufferedBytes: 0,
   };
   private queue: Item[] = [];
+  /** items before head are acked and gone */
   private head = 0;
-  private running = false;
+  /** items before next have been sent at least once */
+  private next = 0;
+  private inflight = 0;
+  private recovering = false;
+  private retrying = false;
   private closed = false;
-  private wake: (() => void) | undefined;
   private idleWaiters: (() => void)[] = [];
-  private failing = false;
-  private readonly timeoutMs: number;
+  private readonly window: number;
+  private readonly acks: AckedPublisher;
 
   constructor(private readonly o: PublisherOptions) {
-    this.timeoutMs = o.timeoutMs ?? 2000;
+    this.window = o.window ?? 64;
+    this.acks = new AckedPublisher(o.nc, o.timeoutMs ?? 2000);
   }
 
   publishFrame(subject: string, data: Uint8Array, msgId: string): void {
-    this.push({ kind: 'frame', subject, data, msgId, bytes: data.byteLength + subject.length + msgId.length });
+    this.push({ kind: 'frame', subject, data, msgId }, data.byteLength + subject.length + msgId.length);
   }
 
   putDescriptor(key: string, value: string): void {
-    this.push({ kind: 'kv', key, value, bytes: value.length + key.length });
+    this.push({ kind: 'kv', key, value }, value.length + key.length);
   }
 
-  /** Resolves when everything queued so far is acked, or after timeoutMs (returns false then). */
+  /** Resolves true when everything queued so far is acked, false after timeoutMs. */
   async flush(timeoutMs: number): Promise<boolean> {
     if (this.stats.buffered === 0) return true;
     let timer: NodeJS.Timeout | undefined;
@@ -81,89 +97,121 @@ export class Publisher {
     return done;
   }
 
-  /** Stops the loop after trying to flush for up to drainMs; what is left is counted as dropped. */
+  /** Stops after trying to flush for up to drainMs; unacked frames left are counted as dropped. */
   async close(drainMs = 2000): Promise<void> {
     const flushed = await this.flush(drainMs);
     this.closed = true;
+    this.acks.close();
     if (!flushed) {
-      const left = this.queue.slice(this.head).filter((i) => i.kind === 'frame').length;
+      const left = this.queue.slice(this.head).filter((i) => i.kind === 'frame' && !i.done).length;
       this.stats.dropped += left;
       this.o.log.warn({ frames: left }, 'closing with unacked frames');
     }
-    this.wake?.();
   }
 
-  private push(item: Item): void {
+  private push(payload: Payload, bytes: number): void {
     if (this.closed) return;
-    this.queue.push(item);
+    this.queue.push({ ...payload, bytes, sending: false, done: false });
     this.stats.buffered++;
-    this.stats.bufferedBytes += item.bytes;
+    this.stats.bufferedBytes += bytes;
     this.evict();
-    if (!this.running) void this.run();
-    else this.wake?.();
+    this.pump();
   }
 
-  /** Drops the oldest frames (never the one in flight at `head`, never descriptors) until the buffer fits. */
+  /**
+   * Drops the oldest frames that are not awaiting an ack until the buffer
+   * fits (a frame whose send failed may be dropped too: it is retried no
+   * more). Descriptors and frames in flight stay.
+   */
   private evict(): void {
     if (this.stats.bufferedBytes <= this.o.maxBufferBytes) return;
     const kept: Item[] = [];
-    const inFlight = this.queue[this.head];
-    for (let i = this.head + 1; i < this.queue.length; i++) {
+    let next = 0;
+    for (let i = this.head; i < this.queue.length; i++) {
       const item = this.queue[i] as Item;
-      if (this.stats.bufferedBytes > this.o.maxBufferBytes && item.kind === 'frame') {
+      const droppable = item.kind === 'frame' && !item.sending && !item.done;
+      if (droppable && this.stats.bufferedBytes > this.o.maxBufferBytes) {
         this.stats.dropped++;
         this.stats.buffered--;
         this.stats.bufferedBytes -= item.bytes;
-      } else kept.push(item);
-    }
-    this.queue = inFlight === undefined ? kept : [inFlight, ...kept];
-    this.head = 0;
-  }
-
-  private async run(): Promise<void> {
-    this.running = true;
-    let attempt = 0;
-    while (!this.closed) {
-      const item = this.queue[this.head];
-      if (item === undefined) {
-        this.queue = [];
-        this.head = 0;
-        for (const w of this.idleWaiters.splice(0)) w();
-        await new Promise<void>((resolve) => {
-          this.wake = resolve;
-        });
-        this.wake = undefined;
         continue;
       }
-      try {
-        await this.send(item);
-        attempt = 0;
-        if (this.failing) {
-          this.failing = false;
-          this.o.log.info({ buffered: this.stats.buffered - 1 }, 'publishing again; flushing the buffer in order');
-        }
-        // evict() may have rebuilt the queue while we awaited; the head is still this item.
-        if (this.queue[this.head] === item) {
-          this.queue[this.head] = undefined as unknown as Item;
-          this.head++;
-          this.stats.buffered--;
-          this.stats.bufferedBytes -= item.bytes;
-        }
-        if (this.head > 1024 && this.head * 2 > this.queue.length) {
-          this.queue = this.queue.slice(this.head);
-          this.head = 0;
-        }
-      } catch (error) {
+      kept.push(item);
+      if (i < this.next) next = kept.length;
+    }
+    this.queue = kept;
+    this.head = 0;
+    this.next = next;
+  }
+
+  /** Sends queued items while the window has room and the bus is healthy. */
+  private pump(): void {
+    while (!this.closed && !this.recovering && this.inflight < this.window && this.next < this.queue.length) {
+      const item = this.queue[this.next++] as Item;
+      if (item.done || item.sending) continue;
+      this.start(item);
+    }
+  }
+
+  private start(item: Item): void {
+    item.sending = true;
+    this.inflight++;
+    this.send(item).then(
+      () => {
+        this.inflight--;
+        this.acked(item);
+        this.pump();
+      },
+      (error: unknown) => {
+        this.inflight--;
+        item.sending = false;
         this.stats.retries++;
-        if (!this.failing) {
-          this.failing = true;
-          this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying');
+        if (!this.recovering) {
+          this.recovering = true;
+          this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
         }
-        const backoff = Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt++);
-        await new Promise((resolve) => setTimeout(resolve, backoff));
+        if (this.inflight === 0) void this.retryOldest();
+      },
+    );
+  }
+
+  private acked(item: Item): void {
+    item.done = true;
+    item.sending = false;
+    this.stats.buffered--;
+    this.stats.bufferedBytes -= item.bytes;
+    while (this.head < this.queue.length && (this.queue[this.head] as Item).done) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.next -= this.head;
+      this.head = 0;
+    }
+    if (this.stats.buffered === 0) for (const w of this.idleWaiters.splice(0)) w();
+  }
+
+  /** During an outage: the oldest unacked item alone, with backoff, until acked; then pipeline again. */
+  private async retryOldest(): Promise<void> {
+    if (this.retrying) return;
+    this.retrying = true;
+    for (let attempt = 0; !this.closed; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt)));
+      const item = this.queue.slice(this.head).find((i) => !i.done);
+      if (item === undefined) break;
+      try {
+        item.sending = true;
+        await this.send(item);
+        this.acked(item);
+        this.o.log.info({ buffered: this.stats.buffered }, 'publishing again; flushing the buffer in order');
+        break;
+      } catch {
+        item.sending = false;
+        this.stats.retries++;
       }
     }
-    this.running = false;
+    this.retrying = false;
+    this.recovering = false;
+    this.next = this.head;
+    this.pump();
   }
 
   private async send(item: Item): Promise<void> {
@@ -172,7 +220,7 @@ export class Publisher {
       this.stats.descriptorsPut++;
       return;
     }
-    const ack = await this.o.js.publish(item.subject, item.data, { msgID: item.msgId, timeout: this.timeoutMs });
+    const ack = await this.acks.publish(item.subject, item.data, item.msgId);
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
   }

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
@@ -17,7 +17,7 @@ async function setup(server: TestNats, maxBufferBytes: number): Promise<{ nc: Na
   const nc = await connectBus({ url: server.url, name: 'test', log });
   await ensureStream(await jetstreamManager(nc), STREAM, log);
   const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
-  const publisher = new Publisher({ js: jetstream(nc, { timeout: 1000 }), descriptors, maxBufferBytes, log, timeoutMs: 1000 });
+  const publisher = new Publisher({ nc, descriptors, maxBufferBytes, log, timeoutMs: 1000 });
   return { nc, publisher };
 }
 
@@ -78,12 +78,32 @@ test.serial('when the buffer overflows during an outage the oldest frames go, co
   server = await startTestNats(server.port, server.dataDir);
   t.true(await publisher.flush(30_000));
   const stored = await storedPayloads(nc, subject);
-  const expectedKept = 2000 - publisher.stats.dropped;
-  // frame 0, maybe the frame that was in flight at the crash, then the newest ones in order
+  // in order, each once: frame 0, the frames that were in flight when the server died, then the newest
+  t.true(stored.every((v, i) => i === 0 || v > (stored[i - 1] as number)), 'strictly increasing');
+  t.is(stored.length, 1 + 2000 - publisher.stats.dropped, 'nothing lost beyond what was counted as dropped');
   t.is(stored[0], 0);
-  const tail = stored.slice(-expectedKept + 1);
-  t.deepEqual(tail, Array.from({ length: tail.length }, (_, k) => 2000 - tail.length + 1 + k));
-  t.true(stored.length >= expectedKept);
+  t.is(stored.at(-1), 2000);
+  const newest = stored.slice(-500);
+  t.deepEqual(newest, Array.from({ length: 500 }, (_, k) => 1501 + k), 'the newest frames are the ones kept');
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
+
+test.serial('frames published before any stream exists are retried until one does, then stored once', async (t) => {
+  const server = await startTestNats();
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'test', log });
+  const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+  const publisher = new Publisher({ nc, descriptors, maxBufferBytes: 1024 * 1024, log, timeoutMs: 500 });
+  const subject = 'rezolus.metrics.h3.cpu_usage';
+  for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), `h3.cpu_usage.1.${i}`);
+  await new Promise((r) => setTimeout(r, 400));
+  t.true(publisher.stats.retries > 0, 'no stream: the server answers 503 and the frame is retried');
+  t.is(publisher.stats.published, 0);
+  await ensureStream(await jetstreamManager(nc), STREAM, log);
+  t.true(await publisher.flush(10_000));
+  t.deepEqual(await storedPayloads(nc, subject), [1, 2, 3, 4, 5]);
   await publisher.close();
   await nc.close();
   await server.dispose();

@@ -1,0 +1,102 @@
+import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+
+/** What JetStream answers to a publish: `{stream, seq, duplicate?}` or `{error: {code, description}}`. */
+interface PubAckJson {
+  readonly stream?: string;
+  readonly seq?: number;
+  readonly duplicate?: boolean;
+  readonly error?: { readonly code?: number; readonly description?: string };
+}
+
+export interface PubAck {
+  readonly seq: number;
+  readonly duplicate: boolean;
+}
+
+interface Pending {
+  readonly resolve: (ack: PubAck) => void;
+  readonly reject: (error: Error) => void;
+  readonly deadline: number;
+}
+
+const SWEEP_MS = 250;
+
+/**
+ * JetStream publish without the client's request machinery (a timer, an
+ * error object and a header parse per message): a core publish with
+ * Nats-Msg-Id and a reply subject under one inbox, one subscription for all
+ * acks, one sweep timer for timeouts. Same semantics as js.publish with
+ * msgID: the ack says stored (or duplicate), anything else is an error the
+ * caller retries with the same id.
+ */
+export class AckedPublisher {
+  private readonly inbox = createInbox();
+  private readonly pending = new Map<number, Pending>();
+  private readonly sub: Subscription;
+  private readonly sweeper: NodeJS.Timeout;
+  private nextId = 1;
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly timeoutMs: number,
+  ) {
+    this.sub = nc.subscribe(`${this.inbox}.*`, { callback: (_error, msg) => this.onAck(msg) });
+    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
+    this.sweeper.unref();
+  }
+
+  publish(subject: string, data: Uint8Array, msgId: string): Promise<PubAck> {
+    const id = this.nextId++;
+    return new Promise<PubAck>((resolve, reject) => {
+      const h = headers();
+      h.set('Nats-Msg-Id', msgId);
+      try {
+        this.nc.publish(subject, data, { reply: `${this.inbox}.${id}`, headers: h });
+      } catch (error) {
+        reject(error instanceof Error ? error : new Error(String(error)));
+        return;
+      }
+      this.pending.set(id, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+    });
+  }
+
+  close(): void {
+    clearInterval(this.sweeper);
+    this.sub.unsubscribe();
+    for (const p of this.pending.values()) p.reject(new Error('publisher closed'));
+    this.pending.clear();
+  }
+
+  private onAck(msg: Msg): void {
+    const id = Number(msg.subject.slice(this.inbox.length + 1));
+    const p = this.pending.get(id);
+    if (p === undefined) return; // already timed out; the retry carries the same msg id
+    this.pending.delete(id);
+    // A status message without payload (503 no responders: no stream captures the subject).
+    if (msg.data.length === 0) {
+      p.reject(new Error(`no ack: status ${msg.headers?.code ?? 'unknown'} ${msg.headers?.description ?? ''}`.trim()));
+      return;
+    }
+    let ack: PubAckJson;
+    try {
+      ack = msg.json<PubAckJson>();
+    } catch {
+      p.reject(new Error('unreadable publish ack'));
+      return;
+    }
+    if (ack.error !== undefined || typeof ack.seq !== 'number') {
+      p.reject(new Error(`publish refused: ${ack.error?.description ?? 'no sequence in ack'} (${ack.error?.code ?? '?'})`));
+      return;
+    }
+    p.resolve({ seq: ack.seq, duplicate: ack.duplicate === true });
+  }
+
+  private sweep(): void {
+    const now = Date.now();
+    for (const [id, p] of this.pending) {
+      if (p.deadline > now) continue;
+      this.pending.delete(id);
+      p.reject(new Error(`no publish ack within ${this.timeoutMs} ms`));
+    }
+  }
+}
