@@ -2,6 +2,7 @@ import test from 'ava';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
+import { Kvm } from '@nats-io/kv';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
@@ -97,4 +98,25 @@ test.serial('garbage frames and unknown descriptors are skipped and counted, nev
   t.regex(text, /^rezolus_exporter_frames_skipped_total\{reason="garbage"\} 1$/m);
   t.regex(text, /^rezolus_exporter_frames_skipped_total\{reason="unknown_descriptor"\} 1$/m);
   t.regex(text, /^memory_total_bytes\{host="fixture"\} \d+$/m, 'still serving the good frames');
+});
+
+test.serial('the agent reports each sampler\'s state in KV rezolus_status', async (t) => {
+  const nc = await connect({ servers: server.url });
+  const kv = await new Kvm(nc).open('rezolus_status');
+  let doc: { host: string; samplers: { name: string; state: string; reason?: string }[] } | undefined;
+  const deadline = Date.now() + 5000;
+  while (doc === undefined && Date.now() < deadline) {
+    const e = await kv.get('fixture');
+    if (e !== null && e.value.length > 0) doc = e.json();
+    else await new Promise((r) => setTimeout(r, 100));
+  }
+  await nc.close();
+  if (doc === undefined) return t.fail('no status for host fixture');
+  t.is(doc.host, 'fixture');
+  const states = Object.fromEntries(doc.samplers.map((s) => [s.name, s.state]));
+  t.deepEqual(states, {
+    blockio_diskstats: 'active', cpu_cores: 'active', cpu_usage: 'active', memory_meminfo: 'active', memory_vmstat: 'active',
+    network_interfaces: 'active', network_protocols: 'active', rezolus_self: 'disabled', scheduler_procs: 'active',
+  });
+  t.is(doc.samplers.find((s) => s.name === 'rezolus_self')?.reason, 'disabled in config');
 });
