@@ -1,0 +1,112 @@
+/** Helpers shared by the process benchmarks (agent-cpu, agent-profile). */
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The compiled CLI that bin/rezolus.js runs. */
+export const ENTRY = join(ROOT, 'dist', 'cli', 'rezolus.js');
+export const NATS_SERVER_BIN = '/usr/sbin/nats-server';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export const sleepUntil = (t: number): Promise<void> => sleep(Math.max(0, t - Date.now()));
+export const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+export function fmt(n: number, digits = 2): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+function clockTicksPerSecond(): number {
+  const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
+  const n = Number(r.stdout?.trim());
+  return Number.isInteger(n) && n > 0 ? n : 100;
+}
+/** USER_HZ: the unit of utime/stime in /proc/<pid>/stat (100 on Linux). */
+export const CLK_TCK = clockTicksPerSecond();
+
+/** utime and stime of a process, in clock ticks (all its threads). */
+export function cpuTicksSplit(pid: number): { user: number; system: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  // comm may hold spaces and parentheses: the fields after it start past the last ')'.
+  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // rest[0] is field 3 (state); utime is field 14, stime field 15.
+  return { user: Number(rest[11]), system: Number(rest[12]) };
+}
+
+/** utime+stime of a process, in clock ticks. */
+export function cpuTicks(pid: number): number {
+  const t = cpuTicksSplit(pid);
+  return t.user + t.system;
+}
+
+/** VmRSS and VmHWM of a process, KiB. */
+export function memKiB(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN);
+  return { rss: field('VmRSS'), hwm: field('VmHWM') };
+}
+
+export function alive(child: ChildProcess): boolean {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** SIGTERM, then SIGKILL after graceMs; resolves when the process has exited. */
+export async function stopChild(child: ChildProcess | undefined, graceMs = 5000): Promise<void> {
+  if (child === undefined || !alive(child)) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Keeps the last `max` characters a child wrote to stderr, for error messages. */
+export function stderrTail(child: ChildProcess, max = 4000): () => string {
+  let text = '';
+  child.stderr?.on('data', (d: Buffer) => {
+    text = (text + d.toString()).slice(-max);
+  });
+  return () => text.trim();
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
+    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** Compiles src/ to dist/ (npm run build) when dist/cli/rezolus.js is missing or older than a source file. */
+export function ensureBuilt(): void {
+  const stale = !existsSync(ENTRY) || statSync(ENTRY).mtimeMs < newestMtime(join(ROOT, 'src'));
+  if (!stale) return;
+  say('dist is missing or stale: npm run build');
+  const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], timeout: 180_000 });
+  if (!existsSync(ENTRY)) throw new Error(`build did not produce ${ENTRY} (exit ${r.status ?? r.signal})`);
+  if (r.status !== 0) say(`warning: the build exited ${r.status ?? r.signal} (type errors elsewhere?); using what it emitted`);
+}
+
+export async function waitFor(
+  what: string,
+  timeoutMs: number,
+  check: () => Promise<boolean>,
+  failFast?: () => string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const failure = failFast?.();
+    if (failure !== undefined) throw new Error(`${what}: ${failure}`);
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what}: not ready after ${timeoutMs} ms`);
+    await sleep(100);
+  }
+}
+
+/** The argv of the agent as the benchmarks run it: all samplers, 1 s, warn logs. */
+export function agentArgs(natsUrl: string): string[] {
+  return [ENTRY, 'agent', '--nats', natsUrl, '--host', 'bench', '--interval', '1s', '--log-level', 'warn'];
+}
