@@ -35,9 +35,9 @@ function tomlSection(name: string, section: SectionSpec, values: Record<string, 
 function tomlFile(title: string, spec: FileSpec, extra: string[] = []): string {
   const head = [
     `# ${title}`,
-    '# Every key is shown at its default. Generated from the schema in src/config by `npm run docs`:',
-    '# to change a setting, copy this file and pass it with --config (or edit it and run `npm run docs`',
-    '# to check it still matches the schema).',
+    '# Every key is shown at its default. Generated from the schema in src/config by `npm run docs`,',
+    '# which rewrites this file: to change a setting, copy it elsewhere, edit the copy and pass it',
+    '# with --config.',
   ].join('\n');
   const body = Object.entries(spec).map(([name, s]) => tomlSection(name, s));
   return `${[head, ...body, ...extra].join('\n\n')}\n`;

@@ -1,14 +1,16 @@
 import { randomInt } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
 import { descriptorBucket, statusBucket } from '../bus/kv.js';
+import { hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
 import { ensureStream } from '../bus/stream.js';
 import type { AgentConfig } from '../config/agent.js';
-import { RezolusError } from '../errors.js';
+import { ConfigError, RezolusError } from '../errors.js';
 import { SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
@@ -26,6 +28,9 @@ export interface RunningAgent {
 
 /** Connects, provisions the stream and buckets, and starts sampling. */
 export async function runAgent(config: AgentConfig, log: Logger): Promise<RunningAgent> {
+  for (const [key, root] of [['procfs', config.procfs], ['sysfs', config.sysfs]] as const) {
+    if (!existsSync(root)) throw new ConfigError(`${key} root ${root} does not exist (${config.file}: [general] ${key}, or --${key})`);
+  }
   log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
   const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }) });
   try {
@@ -44,6 +49,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   const replicas = config.stream.replicas;
   const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas });
   const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas });
+  await warnIfHostTaken(status, hostToken(config.host), log);
   const publisher = new Publisher({
     nc,
     descriptors,
@@ -66,8 +72,9 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
       statusTimer = setTimeout(() => void writeStatus(), 100);
     },
   });
+  let state: 'running' | 'stopped' = 'running';
   const writeStatus = async (): Promise<void> => {
-    await putStatus(status, agent, publisher, { instance, started }).catch((error: unknown) =>
+    await putStatus(status, agent, publisher, { instance, started, state }).catch((error: unknown) =>
       log.debug({ error: String(error) }, 'status not written'),
     );
   };
@@ -84,21 +91,45 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
       clearTimeout(statusTimer);
       await agent.stop();
       await publisher.close(2000);
+      state = 'stopped';
+      await writeStatus();
       await nc.drain().catch(() => nc.close());
     },
   };
+}
+
+/**
+ * Two agents publishing for one host make the exporter keep one and count the
+ * other's frames as contested; say so at start when the host's status is fresh.
+ */
+async function warnIfHostTaken(kv: KV, host: string, log: Logger): Promise<void> {
+  const entry = await kv.get(host).catch(() => null);
+  if (entry === null || entry.value.length === 0) return;
+  try {
+    const doc = entry.json<{ state?: string; updated?: string; instance?: string }>();
+    const age = Date.now() - Date.parse(doc.updated ?? '');
+    if (doc.state === 'running' && age < 2 * STATUS_EVERY_MS) {
+      log.warn(
+        { host, other_instance: doc.instance, seconds_ago: Math.round(age / 1000) },
+        'another agent reported for this host moments ago; if it is still running, use a distinct --host for each',
+      );
+    }
+  } catch {
+    // an unreadable status is not ours to judge
+  }
 }
 
 async function putStatus(
   kv: KV,
   agent: Agent,
   publisher: Publisher,
-  run: { instance: number; started: string },
+  run: { instance: number; started: string; state: 'running' | 'stopped' },
 ): Promise<void> {
   const p = publisher.stats;
   const doc = {
     host: agent.host,
-    instance: run.instance.toString(16),
+    state: run.state,
+    instance: run.instance.toString(16).padStart(8, '0'),
     version: VERSION,
     started: run.started,
     updated: new Date().toISOString(),

@@ -1,5 +1,6 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import type { Logger } from 'pino';
+import { RezolusError } from '../errors.js';
 
 export interface ConnectOptions {
   /** one URL or a comma-separated list */
@@ -18,6 +19,7 @@ export interface ConnectOptions {
  */
 export async function connectBus(options: ConnectOptions): Promise<NatsConnection> {
   const servers = options.url.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  if (servers.length === 0) throw new RezolusError('NATS_URL', 'no NATS URL given');
   const nc = await connect({
     servers,
     name: options.name,
@@ -26,6 +28,8 @@ export async function connectBus(options: ConnectOptions): Promise<NatsConnectio
     reconnectTimeWait: 1000,
     pingInterval: 15_000,
     noAsyncTraces: true,
+  }).catch((error: unknown) => {
+    throw new RezolusError('NATS_CONNECT', `cannot connect to NATS at ${options.url}: ${String(error)}`, { cause: error });
   });
   void watchStatus(nc, options.log);
   return nc;

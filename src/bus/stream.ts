@@ -108,6 +108,15 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     duplicate_window: wanted.duplicate_window,
     num_replicas: wanted.num_replicas,
   });
-  log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'updated stream limits');
+  // The stream is shared by the fleet: whoever changes its limits should see it in the log.
+  log.warn(
+    {
+      stream: o.name,
+      max_age: [c.max_age, wanted.max_age], max_bytes: [c.max_bytes, wanted.max_bytes],
+      max_msgs_per_subject: [c.max_msgs_per_subject, wanted.max_msgs_per_subject],
+      duplicate_window: [c.duplicate_window, wanted.duplicate_window], replicas: [c.num_replicas, wanted.num_replicas],
+    },
+    'changed the stream limits to this agent\'s [stream] settings (old, new)',
+  );
   return updated;
 }

@@ -55,9 +55,9 @@ export function subscribeFrames(
   cache: DescriptorCache,
   onFrame: (frame: Frame) => void,
   log: Logger,
+  skipped: SkipStats = emptySkipStats(),
 ): LiveSubscription {
   const subjects = hostFilterSubjects(hosts);
-  const skipped = emptySkipStats();
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {

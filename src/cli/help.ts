@@ -1,10 +1,11 @@
 export type Mode = 'agent' | 'exporter' | 'up';
 
-const COMMON = `  --config FILE      config file (default: config/<mode>.toml shipped with rezolus)
-  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default nats://127.0.0.1:4222)
+const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text
 `;
+const NATS_DEFAULT = 'nats://127.0.0.1:4222';
 
 export const HELP: Record<Mode | 'main', string> = {
   main: `rezolus: high-resolution Linux telemetry carried on NATS
@@ -16,7 +17,7 @@ Modes:
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
 
-Run "rezolus <mode> --help" for the options of a mode.
+Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 `,
   agent: `Usage: rezolus agent [options]
 
@@ -30,7 +31,7 @@ Options:
   --interval DUR     refresh interval of every sampler, e.g. 100ms, 1s (default per sampler, 1s)
   --procfs DIR       procfs root (default /proc)
   --sysfs DIR        sysfs root (default /sys)
-${COMMON}`,
+${common('agent', NATS_DEFAULT)}`,
   exporter: `Usage: rezolus exporter [options]
 
 Follows frames live from the bus and serves them as Prometheus text:
@@ -41,7 +42,7 @@ Options:
   --listen HOST:PORT where to serve /metrics (default 0.0.0.0:4242)
   --hosts PATTERN    "*" for every host, or a comma-separated list of hosts (default *)
   --interval DUR     histogram percentile window; match the scrape interval (default 1s)
-${COMMON}`,
+${common('exporter', NATS_DEFAULT)}`,
   up: `Usage: rezolus up [options]
 
 The embedded default. With no NATS URL (--nats, REZOLUS_NATS_URL or
@@ -56,6 +57,6 @@ Options:
   --host NAME        host name (default: hostname)
   --interval DUR     sampler interval and exporter window (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
-  --hosts PATTERN    hosts the exporter shows (default: this host)
-${COMMON}`,
+  --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
+${common('up', 'a server answering on 127.0.0.1:4222, else a private one')}`,
 };

@@ -6,7 +6,7 @@ import type { LevelWithSilent } from 'pino';
 import { loadAgentConfig } from '../config/agent.js';
 import { loadExporterConfig } from '../config/exporter.js';
 import { loadUpConfig } from '../config/up.js';
-import { parseDuration, parseListen } from '../config/units.js';
+import { parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { SAMPLER_NAMES } from '../samplers/registry.js';
@@ -60,9 +60,21 @@ function listenFlag(value: string | undefined): { host: string; port: number } |
   return l;
 }
 
+function hostsFlag(value: string | undefined): string | undefined {
+  if (value !== undefined && parseHosts(value) === undefined) {
+    throw new ConfigError(`--hosts must be "*" (every host) or a comma-separated list of host names, got "${value}"`);
+  }
+  return value;
+}
+
 function natsFlag(flags: Flags): string | undefined {
   const env = process.env.REZOLUS_NATS_URL;
-  return flags.nats ?? (env !== undefined && env !== '' ? env : undefined);
+  const [value, source] = flags.nats !== undefined ? [flags.nats, '--nats'] : [env, 'REZOLUS_NATS_URL'];
+  if (value === undefined || (source === 'REZOLUS_NATS_URL' && value === '')) return undefined;
+  if (parseNatsUrls(value) === undefined) {
+    throw new ConfigError(`${source} must be a NATS URL such as "nats://127.0.0.1:4222" (several separated by commas), got "${value}"`);
+  }
+  return value;
 }
 
 function levelFlag(value: string | undefined): string | undefined {
@@ -115,7 +127,7 @@ async function agentMode(flags: Flags): Promise<void> {
 async function exporterMode(flags: Flags): Promise<void> {
   const config = loadExporterConfig(configPath('exporter', flags), {
     listen: listenFlag(flags.listen),
-    hosts: flags.hosts,
+    hosts: hostsFlag(flags.hosts),
     intervalMs: durationFlag(flags.interval, 'interval'),
     natsUrl: natsFlag(flags),
     logLevel: levelFlag(flags['log-level']),
@@ -135,7 +147,7 @@ async function upMode(flags: Flags): Promise<void> {
     host: flags.host, intervalMs, logLevel,
   });
   const exporter = loadExporterConfig(up.exporterConfig !== undefined && existsSync(up.exporterConfig) ? up.exporterConfig : undefined, {
-    listen: listenFlag(flags.listen), hosts: flags.hosts ?? agent.host, intervalMs, logLevel,
+    listen: listenFlag(flags.listen), hosts: hostsFlag(flags.hosts) ?? agent.host, intervalMs, logLevel,
   });
   let forcePort: number | undefined;
   if (flags['nats-port'] !== undefined) {

@@ -8,7 +8,7 @@ export const EXPORTER_SPEC: FileSpec = {
     doc: 'Where the exporter listens and which hosts it follows.',
     keys: {
       listen: { type: 'listen', default: '0.0.0.0:4242', doc: 'HOST:PORT for GET /metrics. --listen overrides.' },
-      hosts: { type: 'string', default: '*', doc: '"*" for every host on the bus, or a comma-separated list of host names. --hosts overrides.' },
+      hosts: { type: 'hosts', default: '*', doc: '"*" for every host on the bus, or a comma-separated list of host names. --hosts overrides.' },
       interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Window of the histogram percentiles; set it to the Prometheus scrape interval. --interval overrides.' },
       forget_after: { type: 'duration', default: '1m', minMs: 1000, doc: 'A host/sampler with no frame for this long disappears from /metrics.' },
     },

@@ -1,9 +1,11 @@
 import { ConfigError } from '../errors.js';
-import { parseDuration, parseListen, parseSize } from './units.js';
+import { parseDuration, parseHosts, parseListen, parseNatsUrls, parseSize } from './units.js';
 
 /** One config key: its type, default and the comment written above it in config/*.toml. */
 export type KeySpec =
   | { readonly type: 'string'; readonly default: string; readonly doc: string }
+  | { readonly type: 'nats'; readonly default: string; readonly doc: string }
+  | { readonly type: 'hosts'; readonly default: string; readonly doc: string }
   | { readonly type: 'boolean'; readonly default: boolean; readonly doc: string }
   | { readonly type: 'integer'; readonly default: number; readonly min: number; readonly max: number; readonly doc: string }
   | { readonly type: 'duration'; readonly default: string; readonly minMs: number; readonly doc: string }
@@ -32,7 +34,7 @@ export const logSection: SectionSpec = {
 export const natsSection: SectionSpec = {
   doc: 'The NATS server(s). --nats and REZOLUS_NATS_URL override this.',
   keys: {
-    url: { type: 'string', default: 'nats://127.0.0.1:4222', doc: 'Server URL, or several separated by commas (a cluster).' },
+    url: { type: 'nats', default: 'nats://127.0.0.1:4222', doc: 'Server URL, or several separated by commas (a cluster).' },
   },
 };
 
@@ -47,6 +49,16 @@ export function validateValue(spec: KeySpec, raw: unknown, file: string, section
   switch (spec.type) {
     case 'string':
       if (typeof raw !== 'string') throw new ConfigError(`${at} must be a string, got ${shown}`);
+      return raw;
+    case 'nats':
+      if (typeof raw !== 'string' || parseNatsUrls(raw) === undefined) {
+        throw new ConfigError(`${at} must be a NATS URL such as "nats://127.0.0.1:4222" (several separated by commas), got ${shown}`);
+      }
+      return raw;
+    case 'hosts':
+      if (typeof raw !== 'string' || parseHosts(raw) === undefined) {
+        throw new ConfigError(`${at} must be "*" (every host) or a comma-separated list of host names, got ${shown}`);
+      }
       return raw;
     case 'boolean':
       if (typeof raw !== 'boolean') throw new ConfigError(`${at} must be true or false, got ${shown}`);

@@ -34,3 +34,24 @@ export function parseListen(text: string): { host: string; port: number } | unde
   if (port > 65535) return undefined;
   return { host: m[1] ?? (m[2] === '' ? '0.0.0.0' : (m[2] as string)), port };
 }
+
+const NATS_URL = /^(?:(?:nats|tls|ws|wss):\/\/)?(?:[^\s:/@,]+(?::[^\s@,]*)?@)?(?:\[[0-9a-fA-F:]+\]|[A-Za-z0-9._-]+)(?::\d{1,5})?$/;
+
+/** Splits and checks a NATS URL list (`nats://h1:4222,nats://h2:4222`); undefined when empty or malformed. */
+export function parseNatsUrls(text: string): string[] | undefined {
+  const urls = text.split(',').map((u) => u.trim());
+  if (urls.length === 0 || urls.some((u) => !NATS_URL.test(u))) return undefined;
+  return urls;
+}
+
+/**
+ * Checks a host selection: "*" alone for every host, or a comma-separated
+ * list of host names (NATS wildcards inside a name would select other hosts,
+ * so "*" and ">" are refused there); undefined when malformed.
+ */
+export function parseHosts(text: string): string[] | undefined {
+  const hosts = text.split(',').map((h) => h.trim());
+  if (hosts.length === 1 && hosts[0] === '*') return ['*'];
+  if (hosts.some((h) => h === '' || /[*> \t]/.test(h))) return undefined;
+  return hosts;
+}

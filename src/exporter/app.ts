@@ -29,6 +29,7 @@ function selfSeries(o: ExporterAppOptions, dropped: { duplicates: number; confli
     skipped('unknown_descriptor', o.skipped.unknownDescriptor),
     skipped('invalid', o.skipped.invalid),
     skipped('out_of_order', s.outOfOrder),
+    skipped('contested', s.contested),
     { name: 'rezolus_exporter_sources', kind: 'gauge', value: o.state.size, help: 'Host and sampler pairs currently exported.' },
     {
       name: 'rezolus_exporter_series_dropped', kind: 'gauge', value: dropped.duplicates + dropped.conflicts + dropped.invalid,

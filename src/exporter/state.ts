@@ -15,8 +15,10 @@ export interface ViewEntry {
 export interface ExporterStateStats {
   /** frames accepted */
   ingested: number;
-  /** frames ignored: seq not newer than the latest of their run, or from a run already replaced */
+  /** frames ignored: seq not newer than the latest of their run */
   outOfOrder: number;
+  /** frames ignored: another agent run is live for the same host and sampler */
+  contested: number;
   /** times a new agent run (instance) replaced a (host, sampler)'s history */
   restarts: number;
   /** (host, sampler) pairs dropped by forget() */
@@ -34,8 +36,8 @@ export interface ExporterStateOptions {
   readonly maxFrames?: number;
 }
 
-/** How many replaced runs per (host, sampler) are remembered so their late frames are ignored. */
-const RETIRED_RUNS = 4;
+/** A new agent run takes over a quiet (host, sampler) after at least this long without frames. */
+const MIN_TAKEOVER_NS = 3_000_000_000n;
 
 interface Track {
   readonly host: string;
@@ -44,7 +46,6 @@ interface Track {
   /** frames of the current run in seq order; live part is frames[head..] */
   frames: Frame[];
   head: number;
-  retired: number[];
 }
 
 function compareTracks(a: Track, b: Track): number {
@@ -54,7 +55,7 @@ function compareTracks(a: Track, b: Track): number {
 }
 
 export class ExporterState {
-  readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, restarts: 0, forgotten: 0 };
+  readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0 };
   readonly #maxFrames: number;
   #retentionNs: bigint;
   readonly #tracks = new Map<string, Track>();
@@ -70,6 +71,10 @@ export class ExporterState {
     this.#retentionNs = 2n * interval;
   }
 
+  #takeoverNs(): bigint {
+    return this.#retentionNs > MIN_TAKEOVER_NS ? this.#retentionNs : MIN_TAKEOVER_NS;
+  }
+
   /** Number of (host, sampler) pairs known. */
   get size(): number {
     return this.#tracks.size;
@@ -79,16 +84,19 @@ export class ExporterState {
     const key = `${frame.host}\u0000${frame.sampler}`;
     let track = this.#tracks.get(key);
     if (track === undefined) {
-      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, retired: [] };
+      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0 };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
     } else if (track.instance !== frame.instance) {
-      if (track.retired.includes(frame.instance)) {
-        this.stats.outOfOrder++;
+      // Another agent run for this host and sampler. It takes over only once the
+      // current run has gone quiet (an agent restart); while both are live (two
+      // agents claiming one host) the current one keeps it and the other's frames
+      // are counted. A late frame of a replaced run is older, so it never wins.
+      const latest = track.frames[track.frames.length - 1];
+      if (latest !== undefined && frame.endNs - latest.endNs < this.#takeoverNs()) {
+        this.stats.contested++;
         return;
       }
-      track.retired.push(track.instance);
-      if (track.retired.length > RETIRED_RUNS) track.retired.shift();
       track.instance = frame.instance;
       track.frames = [];
       track.head = 0;

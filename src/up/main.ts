@@ -39,7 +39,7 @@ async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; ser
     port: o.forcePrivatePort ?? o.privatePort,
     dataDir: resolve(o.dataDir),
   });
-  log.info({ url: server.url, pid: server.pid, store: server.storeDir }, 'started a private nats-server');
+  log.info({ url: server.url, server_pid: server.pid, store: server.storeDir }, 'started a private nats-server');
   return { url: server.url, server };
 }
 
@@ -47,22 +47,25 @@ async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; ser
 export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   const { url, server } = await chooseNats(o, log);
   let agent: RunningAgent | undefined;
+  let exporter: RunningExporter | undefined;
   try {
+    // The exporter binds its port first, so a busy port fails before anything else starts.
+    exporter = await runExporter({ ...o.exporter, natsUrl: url }, log.child({ process: 'exporter' }));
     agent = await runAgent({ ...o.agent, natsUrl: url }, log.child({ process: 'agent' }));
-    const exporter = await runExporter({ ...o.exporter, natsUrl: url }, log.child({ process: 'exporter' }));
-    const running = agent;
+    const [runningAgent, runningExporter] = [agent, exporter];
     return {
       natsUrl: url,
       server,
-      agent: running,
-      exporter,
+      agent: runningAgent,
+      exporter: runningExporter,
       async stop() {
-        await exporter.stop();
-        await running.stop();
+        await runningExporter.stop();
+        await runningAgent.stop();
         await server?.stop();
       },
     };
   } catch (error) {
+    await exporter?.stop();
     await agent?.stop();
     await server?.stop();
     throw error;

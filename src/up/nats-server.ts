@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join } from 'node:path';
 import { RezolusError } from '../errors.js';
@@ -51,6 +51,30 @@ export async function natsAnswers(host: string, port: number, timeoutMs = 1000):
   });
 }
 
+/**
+ * A server left running on this data dir by a run that was killed (kill -9
+ * skips every exit handler) would share the store with the new one: stop it.
+ */
+async function stopStale(pidFile: string, dataDir: string): Promise<void> {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return;
+  }
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return; // not running any more
+  }
+  if (!cmdline.startsWith('/') || !cmdline.includes('nats-server') || !cmdline.split('\0').includes(dataDir)) return;
+  process.kill(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 50));
+  if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
+  process.stderr.write(`rezolus: stopped nats-server pid ${pid} left running on ${dataDir} by an earlier run\n`);
+}
+
 /** Starts `nats-server -js` on loopback with its store under dataDir and waits until it answers. */
 export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer> {
   if (!existsSync(o.binary)) {
@@ -60,10 +84,13 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     );
   }
   const port = o.port === 0 ? await freePort() : o.port;
+  mkdirSync(o.dataDir, { recursive: true });
+  // nats-server keeps its store in <-sd>/jetstream
   const storeDir = join(o.dataDir, 'jetstream');
   const logFile = join(o.dataDir, 'nats-server.log');
-  mkdirSync(storeDir, { recursive: true });
-  const child = spawn(o.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', storeDir, '-l', logFile], {
+  const pidFile = join(o.dataDir, 'nats-server.pid');
+  await stopStale(pidFile, o.dataDir);
+  const child = spawn(o.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', o.dataDir, '-l', logFile, '-P', pidFile], {
     stdio: ['ignore', 'ignore', 'pipe'],
     // Its own process group: a Ctrl-C in the terminal reaches rezolus, which stops
     // the server last, after agent and exporter have drained their connections.

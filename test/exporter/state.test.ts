@@ -21,7 +21,7 @@ test('one frame: latest without base', (t) => {
   const s = new ExporterState();
   s.ingest(frame('a', 1, T0));
   t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
-  t.deepEqual(s.stats, { ingested: 1, outOfOrder: 0, restarts: 0, forgotten: 0 });
+  t.deepEqual(s.stats, { ingested: 1, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0 });
 });
 
 test('base is the newest frame at least one interval older than the latest', (t) => {
@@ -63,20 +63,38 @@ test('frames not newer than the latest of their run are ignored', (t) => {
   t.is(s.stats.outOfOrder, 3);
 });
 
-test('a new instance replaces the history; late frames of the old run are ignored', (t) => {
+test('a new instance takes over once the old run has gone quiet; late frames of the old run are ignored', (t) => {
   const s = new ExporterState();
   s.ingest(frame('a', 10, T0 + 10n * SECOND, 111));
   s.ingest(frame('a', 11, T0 + 11n * SECOND, 111));
   t.deepEqual(seqs(s), [['a/scheduler_runqueue', 11, 10]]);
+  // the restarted agent's first frames arrive while the old run looks live: held off
   s.ingest(frame('a', 1, T0 + 12n * SECOND, 222));
-  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
+  t.is(s.view(SECOND)[0]?.latest.instance, 111);
+  t.is(s.stats.contested, 1);
+  // 3 s after the old run's last frame the new run takes over
+  s.ingest(frame('a', 3, T0 + 14n * SECOND, 222));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 3, undefined]]);
   t.is(s.view(SECOND)[0]?.latest.instance, 222);
   s.ingest(frame('a', 12, T0 + 12n * SECOND, 111)); // in flight from the old run
-  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
-  s.ingest(frame('a', 2, T0 + 13n * SECOND, 222));
-  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 2, 1]]);
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 3, undefined]]);
+  s.ingest(frame('a', 4, T0 + 15n * SECOND, 222));
+  t.deepEqual(seqs(s), [['a/scheduler_runqueue', 4, 3]]);
   t.is(s.stats.restarts, 1);
-  t.is(s.stats.outOfOrder, 1);
+  t.is(s.stats.contested, 2);
+});
+
+test('two live agents claiming one host: the first keeps it, the other is counted, nothing freezes', (t) => {
+  const s = new ExporterState();
+  for (let i = 1; i <= 10; i++) {
+    s.ingest(frame('a', i, T0 + BigInt(i) * SECOND, 111));
+    s.ingest(frame('a', i, T0 + BigInt(i) * SECOND + 500n * MS, 222));
+  }
+  const v = s.view(SECOND)[0];
+  t.is(v?.latest.instance, 111);
+  t.is(v?.latest.seq, 10, 'the first agent\'s values keep moving');
+  t.is(s.stats.contested, 10);
+  t.is(s.stats.restarts, 0);
 });
 
 test('keys are (host, sampler); view is sorted by host then sampler', (t) => {

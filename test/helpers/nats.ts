@@ -1,9 +1,32 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 
 export const NATS_SERVER_BIN = '/usr/sbin/nats-server';
+const STORE_PREFIX = join(tmpdir(), 'rezolus-nats-test-');
+
+/**
+ * Kills test servers orphaned by an earlier run that was killed before its
+ * cleanup ran (their parent is gone, so PID 1 adopted them). Only servers
+ * whose store is one of our temp dirs are touched.
+ */
+function reapOrphans(): void {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
+      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && cmd.some((a) => a.startsWith(STORE_PREFIX))) {
+        process.kill(Number(pid), 'SIGKILL');
+        const store = cmd.find((a) => a.startsWith(STORE_PREFIX)) as string;
+        rmSync(store.slice(0, store.indexOf('/', STORE_PREFIX.length)), { recursive: true, force: true });
+      }
+    } catch {
+      // the process ended meanwhile, or is not ours to read
+    }
+  }
+}
+reapOrphans();
 
 export interface TestNats extends NatsServer {
   readonly dataDir: string;
@@ -18,7 +41,7 @@ export interface TestNats extends NatsServer {
  * Tests never touch a server they did not start (a shared one may listen on 4222).
  */
 export async function startTestNats(port = 0, dataDir?: string): Promise<TestNats> {
-  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'rezolus-nats-test-'));
+  const dir = dataDir ?? mkdtempSync(STORE_PREFIX);
   const server = await startNatsServer({ binary: NATS_SERVER_BIN, port, dataDir: dir });
   const self: TestNats = {
     ...server,
