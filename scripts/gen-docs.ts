@@ -12,6 +12,8 @@ import { EXPORTER_SPEC } from '../src/config/exporter.js';
 import type { FileSpec, KeySpec, SectionSpec } from '../src/config/schema.js';
 import { UP_SPEC } from '../src/config/up.js';
 import { familyName } from '../src/exporter/names.js';
+import { EXPORTER_METRICS } from '../src/exporter/self-metrics.js';
+import type { MetricDecl } from '../src/metrics/metric.js';
 import { SAMPLERS } from '../src/samplers/registry.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -65,14 +67,16 @@ export function metricsMd(): string {
     'exported as seconds) and `_total` to counters. Every exported series also carries a `host` label.',
     '',
   ];
-  for (const s of SAMPLERS) {
-    out.push(`## ${s.name}`, '', s.description, '', '| metric | kind | unit | labels | Prometheus | description |', '|---|---|---|---|---|---|');
-    for (const m of s.metrics) {
+  const table = (title: string, description: string, metrics: readonly MetricDecl[]): void => {
+    out.push(`## ${title}`, '', description, '', '| metric | kind | unit | labels | Prometheus | description |', '|---|---|---|---|---|---|');
+    for (const m of metrics) {
       const prom = familyName(m.name, m.kind, m.unit) ?? '';
       out.push(`| \`${m.name}\` | ${m.kind} | ${m.unit} | ${m.labels.join(', ')} | \`${prom}\` | ${cell(m.description)} |`);
     }
     out.push('');
-  }
+  };
+  for (const s of SAMPLERS) table(s.name, s.description, s.metrics);
+  table('exporter (its own)', 'Served by the exporter on /metrics beside the agents\' series, without a host label.', EXPORTER_METRICS);
   return out.join('\n');
 }
 

@@ -4,6 +4,8 @@ import type { SkipStats } from '../bus/subscribe.js';
 import { VERSION } from '../version.js';
 import { renderExposition, type ExtraSeries } from './render.js';
 import type { ExporterState } from './state.js';
+import type { MetricDecl } from '../metrics/metric.js';
+import { framesSkipped, framesUsed, seriesDropped, sources } from './self-metrics.js';
 
 export const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
@@ -16,25 +18,23 @@ export interface ExporterAppOptions {
   readonly log: Logger;
 }
 
+function own(m: MetricDecl, value: number, labels?: Record<string, string>): ExtraSeries {
+  return { name: m.name, kind: m.kind as 'counter' | 'gauge', help: m.description, value, ...(labels ? { labels } : {}) };
+}
+
 /** The exporter's own figures, appended to every exposition. */
 function selfSeries(o: ExporterAppOptions, dropped: { duplicates: number; conflicts: number; invalid: number }): ExtraSeries[] {
   const s = o.state.stats;
-  const skipped = (reason: string, value: number): ExtraSeries => ({
-    name: 'rezolus_exporter_frames_skipped', kind: 'counter', labels: { reason }, value,
-    help: 'Frames the exporter could not use, by reason.',
-  });
+  const skipped = (reason: string, value: number): ExtraSeries => own(framesSkipped, value, { reason });
   return [
-    { name: 'rezolus_exporter_frames', kind: 'counter', value: s.ingested, help: 'Frames the exporter received and used.' },
+    own(framesUsed, s.ingested),
     skipped('garbage', o.skipped.garbage),
     skipped('unknown_descriptor', o.skipped.unknownDescriptor),
     skipped('invalid', o.skipped.invalid),
     skipped('out_of_order', s.outOfOrder),
     skipped('contested', s.contested),
-    { name: 'rezolus_exporter_sources', kind: 'gauge', value: o.state.size, help: 'Host and sampler pairs currently exported.' },
-    {
-      name: 'rezolus_exporter_series_dropped', kind: 'gauge', value: dropped.duplicates + dropped.conflicts + dropped.invalid,
-      help: 'Series left out of the previous scrape (duplicate, conflicting or invalid).',
-    },
+    own(sources, o.state.size),
+    own(seriesDropped, dropped.duplicates + dropped.conflicts + dropped.invalid),
   ];
 }
 
