@@ -169,9 +169,18 @@ export class Agent implements AgentIntrospection {
   }
 
   private tick(intervalMs: number): void {
-    // The slot of this tick: a timer that fires a hair early still counts for the
-    // boundary it was set for, a late one for the slot it lands in; never run a slot twice.
-    const slot = Math.floor((Date.now() + Math.min(5, intervalMs / 4)) / intervalMs);
+    if (this.stopped) return;
+    // Timers may fire a hair before the boundary they were set for: wait out the rest,
+    // so every acquisition starts on or just after a whole interval of the wall clock.
+    const now = Date.now();
+    const phase = now % intervalMs;
+    if (phase > intervalMs / 2) {
+      const timer = setTimeout(() => this.tick(intervalMs), intervalMs - phase);
+      timer.unref?.();
+      this.timers.set(intervalMs, timer);
+      return;
+    }
+    const slot = Math.floor(now / intervalMs);
     if (this.lastTick.get(intervalMs) !== slot) {
       this.lastTick.set(intervalMs, slot);
       for (const r of this.runtimes) {

@@ -9,7 +9,8 @@ let anchorHr = -REANCHOR_NS - 1n;
 export function nowNs(): bigint {
   const hr = process.hrtime.bigint();
   if (hr - anchorHr > REANCHOR_NS) {
-    anchorWall = BigInt(Date.now()) * 1_000_000n;
+    // Date.now() truncates to the millisecond: the middle of it is the best estimate.
+    anchorWall = BigInt(Date.now()) * 1_000_000n + 500_000n;
     anchorHr = hr;
   }
   return anchorWall + (hr - anchorHr);

@@ -214,12 +214,12 @@ test('the next tick with the same layout puts no descriptor and increments seq b
 
 test('the descriptor is put again after a quarter of its TTL', async (t) => {
   const sink = new CollectingSink();
-  const agent = makeAgent(sink, [fake('fake_a').definition], { descriptorTtlMs: 40 });
+  const agent = makeAgent(sink, [fake('fake_a').definition], { descriptorTtlMs: 800 });
   t.teardown(() => agent.stop());
   await agent.start();
   await agent.tickOnce();
-  await agent.tickOnce(); // within 10 ms: no re-put
-  await sleep(25);
+  await agent.tickOnce(); // well within ttl/4 = 200 ms: no re-put
+  await sleep(300);
   await agent.tickOnce(); // > ttl/4 later: re-put before the frame
   t.deepEqual(sink.events.map((e) => e.kind), ['put', 'frame', 'frame', 'put', 'frame']);
   t.is(sink.puts[0]?.key, sink.puts[1]?.key);
@@ -453,11 +453,12 @@ test('on its own clock a 100 ms sampler ticks on whole intervals', async (t) => 
     t.true(f.raw.beginNs >= before - MS && f.raw.endNs <= after + MS);
     // aligned: a tick starts shortly after a whole 100 ms of the wall clock (nowNs may read up to
     // 1 ms behind Date.now(), whose millisecond it is anchored on, so allow 1 ms before the boundary)
-    t.true((f.raw.beginNs + MS) % 100_000_000n < 41_000_000n, `begin ${f.raw.beginNs} is not near a whole 100 ms`);
+    // (a loaded machine can start a tick tens of ms late; an unaligned clock would spread over all 100 ms)
+    t.true((f.raw.beginNs + MS) % 100_000_000n < 61_000_000n, `begin ${f.raw.beginNs} is not near a whole 100 ms`);
   }
   for (let i = 1; i < frames.length; i++) {
     const gapMs = Number((frames[i]?.raw.beginNs ?? 0n) - (frames[i - 1]?.raw.beginNs ?? 0n)) / 1e6;
-    t.true(gapMs >= 60 && gapMs <= 140, `gap ${i}: ${gapMs} ms`);
+    t.true(gapMs >= 40 && gapMs <= 160, `gap ${i}: ${gapMs} ms`);
   }
   t.is(statusOf(agent, 'fake_fast').overruns, 0);
 });
