@@ -114,17 +114,6 @@ test('blockio_diskstats refresh reads the fixture root', async (t) => {
   for (const p of r.points) t.true(s.metrics.includes(p.metric));
 });
 
-test('blockio_diskstats reuses label objects across refreshes', async (t) => {
-  const s = await blockioDiskstatsSampler.init({ procRoot: PROC, sysRoot: SYS, log: silentLogger() });
-  const a = await s.refresh();
-  const b = await s.refresh();
-  t.is(a.points.length, b.points.length);
-  a.points.forEach((p, i) => {
-    t.is(b.points[i]?.metric, p.metric);
-    t.is(b.points[i]?.labels, p.labels);
-  });
-});
-
 test('blockio_diskstats refresh on bad input keeps the good devices', async (t) => {
   const s = await blockioDiskstatsSampler.init({ procRoot: BAD, sysRoot: SYS, log: silentLogger() });
   const r = await s.refresh();

@@ -1,9 +1,10 @@
 import { readText, requireSource } from '../../read.js';
-import type { Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Labels, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { cpuCores, METRICS } from './metrics.js';
 import { parseCpuList } from './parse.js';
 
 const SOURCE = 'devices/system/cpu/online';
+const NO_LABELS: Labels = Object.freeze({});
 
 export const cpuCoresSampler: SamplerDefinition = {
   name: 'cpu_cores',
@@ -17,7 +18,7 @@ export const cpuCoresSampler: SamplerDefinition = {
       async refresh(): Promise<Reading> {
         const cpus = parseCpuList(await readText(ctx.sysRoot, SOURCE));
         if (cpus === undefined) return { points: [], skipped: 1 };
-        return { points: [{ metric: cpuCores, labels: {}, value: cpus.length }], skipped: 0 };
+        return { points: [{ metric: cpuCores, labels: NO_LABELS, value: cpus.length }], skipped: 0 };
       },
     };
   },
