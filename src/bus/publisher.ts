@@ -160,7 +160,7 @@ export class Publisher {
       () => {
         this.inflight--;
         this.acked(item);
-        this.pump();
+        this.settled();
       },
       (error: unknown) => {
         this.inflight--;
@@ -170,9 +170,15 @@ export class Publisher {
           this.recovering = true;
           this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
         }
-        if (this.inflight === 0) void this.retryOldest();
+        this.settled();
       },
     );
+  }
+
+  /** After any completion: keep pipelining, or once nothing is in flight after a failure, retry the oldest. */
+  private settled(): void {
+    if (!this.recovering) this.pump();
+    else if (this.inflight === 0) void this.retryOldest();
   }
 
   private acked(item: Item): void {

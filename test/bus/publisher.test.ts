@@ -108,3 +108,19 @@ test.serial('frames published before any stream exists are retried until one doe
   await nc.close();
   await server.dispose();
 });
+
+test.serial('a failure followed by successes in the same window still gets retried', async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 1024 * 1024);
+  // nothing captures "late.*" yet: that publish fails at once (503) while the frames behind it succeed
+  publisher.publishFrame('late.one', frame(1), 'late.one.1');
+  for (let i = 1; i <= 5; i++) publisher.publishFrame('rezolus.metrics.h4.cpu_usage', frame(i), `h4.cpu_usage.1.${i}`);
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(publisher.stats.published, 5);
+  await (await jetstreamManager(nc)).streams.add({ name: 'LATE', subjects: ['late.*'] });
+  t.true(await publisher.flush(10_000), 'the failed frame is retried until a stream takes it');
+  t.is(publisher.stats.published, 6);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
