@@ -16,10 +16,10 @@ function reapOrphans(): void {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
-      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && cmd.some((a) => a.startsWith(STORE_PREFIX))) {
+      const store = cmd[cmd.indexOf('-sd') + 1] ?? '';
+      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && store.startsWith(STORE_PREFIX) && !store.slice(STORE_PREFIX.length).includes('/')) {
         process.kill(Number(pid), 'SIGKILL');
-        const store = cmd.find((a) => a.startsWith(STORE_PREFIX)) as string;
-        rmSync(store.slice(0, store.indexOf('/', STORE_PREFIX.length)), { recursive: true, force: true });
+        rmSync(store, { recursive: true, force: true });
       }
     } catch {
       // the process ended meanwhile, or is not ours to read
