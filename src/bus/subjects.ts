@@ -15,7 +15,6 @@ const CONTRACT_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 
 export const CONTRACT: BusContract = JSON.parse(readFileSync(CONTRACT_PATH, 'utf8')) as BusContract;
 
 export const METRICS_PREFIX = `${CONTRACT.prefix}.metrics`;
-export const DEFAULT_STREAM = CONTRACT.stream.name;
 export const DESCRIPTOR_BUCKET = 'rezolus_descriptors';
 export const STATUS_BUCKET = 'rezolus_status';
 
@@ -33,13 +32,6 @@ const SAMPLER_NAME = /^[a-z][a-z0-9_]*$/;
 export function metricsSubject(host: string, sampler: string): string {
   if (!SAMPLER_NAME.test(sampler)) throw new Error(`sampler name "${sampler}" is not a valid subject token`);
   return `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
-}
-
-/** Splits `rezolus.metrics.<host>.<sampler>` into its tokens; undefined for any other subject. */
-export function parseMetricsSubject(subject: string): { host: string; sampler: string } | undefined {
-  const parts = subject.split('.');
-  if (parts.length !== 4 || `${parts[0]}.${parts[1]}` !== METRICS_PREFIX) return undefined;
-  return { host: parts[2] as string, sampler: parts[3] as string };
 }
 
 /**

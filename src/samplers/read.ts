@@ -12,11 +12,6 @@ export async function readText(root: string, relative: string): Promise<string> 
   return readFileSync(join(root, relative), 'utf8');
 }
 
-/** True when the error says the file does not exist. */
-export function isNotFound(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT';
-}
-
 /**
  * Checks at init that a sampler's source can be read; throws
  * SamplerUnsupportedError naming the path otherwise, so the agent reports

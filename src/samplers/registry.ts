@@ -23,7 +23,3 @@ export const SAMPLERS: readonly SamplerDefinition[] = [
 ];
 
 export const SAMPLER_NAMES: readonly string[] = SAMPLERS.map((s) => s.name);
-
-export function findSampler(name: string): SamplerDefinition | undefined {
-  return SAMPLERS.find((s) => s.name === name);
-}
