@@ -5,6 +5,9 @@ import type { SparseHistogram } from '../metrics/histogram.js';
 /** Label values, keyed by the label keys of the metric declaration. */
 export type Labels = Readonly<Record<string, string>>;
 
+/** The label set of every unlabelled series: one shared object, so layouts compare by identity. */
+export const NO_LABELS: Labels = Object.freeze({});
+
 /**
  * A counter is a cumulative u64: a `number` while it is a safe integer, a
  * `bigint` beyond 2^53. A gauge is any finite number. A histogram is the

@@ -1,10 +1,10 @@
 import { readText, requireSource } from '../../read.js';
-import type { Labels, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
 import { cpuCores, METRICS } from './metrics.js';
 import { parseCpuList } from './parse.js';
 
 const SOURCE = 'devices/system/cpu/online';
-const NO_LABELS: Labels = Object.freeze({});
 
 export const cpuCoresSampler: SamplerDefinition = {
   name: 'cpu_cores',

@@ -1,12 +1,11 @@
 import { readText, requireSource } from '../../read.js';
-import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
 import { METRICS } from './metrics.js';
 import { parseMeminfo } from './parse.js';
 
 const SOURCE = 'meminfo';
 
-/** Every meminfo gauge is unlabeled; one shared object. */
-const NO_LABELS: Labels = Object.freeze({});
 
 export const memoryMeminfoSampler: SamplerDefinition = {
   name: 'memory_meminfo',

@@ -1,12 +1,11 @@
 import { readText, requireSource } from '../../read.js';
-import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
 import { METRICS, VMSTAT_SOURCES } from './metrics.js';
 import { parseVmstat } from './parse.js';
 
 const SOURCE = 'vmstat';
 
-/** Every vmstat counter is unlabeled; one shared object. */
-const NO_LABELS: Labels = Object.freeze({});
 
 export const memoryVmstatSampler: SamplerDefinition = {
   name: 'memory_vmstat',

@@ -3,6 +3,7 @@ import { MetricKind } from '../../../metrics/metric.js';
 import { parseU64 } from '../../../metrics/u64.js';
 import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
 import * as m from './metrics.js';
 import type { ProtocolBlock } from './parse.js';
 import { parseProtocolBlocks } from './parse.js';
@@ -19,13 +20,12 @@ export interface FieldSpec {
   readonly labels: Labels;
 }
 
-const NONE: Labels = Object.freeze({});
 const RX: Labels = Object.freeze({ direction: 'receive' });
 const TX: Labels = Object.freeze({ direction: 'transmit' });
 const reason = (r: string): Labels => Object.freeze({ reason: r });
 
 function specs(protocol: string, rows: readonly (readonly [string, MetricDecl, Labels?])[]): FieldSpec[] {
-  return rows.map(([field, metric, labels]) => ({ protocol, field, metric, labels: labels ?? NONE }));
+  return rows.map(([field, metric, labels]) => ({ protocol, field, metric, labels: labels ?? NO_LABELS }));
 }
 
 type UdpMetrics = readonly [MetricDecl, MetricDecl, MetricDecl, MetricDecl, MetricDecl, MetricDecl];

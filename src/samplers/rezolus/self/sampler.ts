@@ -1,10 +1,9 @@
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { SamplerUnsupportedError } from '../../types.js';
+import { NO_LABELS, SamplerUnsupportedError } from '../../types.js';
 import * as m from './metrics.js';
 
 const USER: Labels = { state: 'user' };
 const SYSTEM: Labels = { state: 'system' };
-const NONE: Labels = {};
 
 export const rezolusSelfSampler: SamplerDefinition = {
   name: 'rezolus_self',
@@ -29,13 +28,13 @@ export const rezolusSelfSampler: SamplerDefinition = {
         const points: Point[] = [
           { metric: m.cpuUsage, labels: USER, value: cpu.user * 1000 },
           { metric: m.cpuUsage, labels: SYSTEM, value: cpu.system * 1000 },
-          { metric: m.residentSetSize, labels: NONE, value: mem.rss },
-          { metric: m.heapUsed, labels: NONE, value: mem.heapUsed },
-          { metric: m.published, labels: NONE, value: p.published },
-          { metric: m.dropped, labels: NONE, value: p.dropped },
-          { metric: m.retries, labels: NONE, value: p.retries },
-          { metric: m.buffered, labels: NONE, value: p.buffered },
-          { metric: m.bufferedBytes, labels: NONE, value: p.bufferedBytes },
+          { metric: m.residentSetSize, labels: NO_LABELS, value: mem.rss },
+          { metric: m.heapUsed, labels: NO_LABELS, value: mem.heapUsed },
+          { metric: m.published, labels: NO_LABELS, value: p.published },
+          { metric: m.dropped, labels: NO_LABELS, value: p.dropped },
+          { metric: m.retries, labels: NO_LABELS, value: p.retries },
+          { metric: m.buffered, labels: NO_LABELS, value: p.buffered },
+          { metric: m.bufferedBytes, labels: NO_LABELS, value: p.bufferedBytes },
         ];
         for (const s of agent.samplerStats()) {
           const l = byName(s.name);

@@ -1,5 +1,6 @@
 import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
 import {
   METRICS,
   schedulerContextSwitches,
@@ -16,7 +17,6 @@ const STAT = 'stat';
 const LOADAVG = 'loadavg';
 const PSI_RESOURCES = ['cpu', 'io', 'memory'] as const;
 
-const NO_LABELS: Labels = Object.freeze({});
 const PERIOD_LABELS: readonly Labels[] = LOAD_PERIODS.map((period) => Object.freeze({ period }));
 
 /** A pressure file this host has, with its label objects. */
