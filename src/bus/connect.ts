@@ -52,3 +52,23 @@ async function watchStatus(nc: NatsConnection, log: Logger): Promise<void> {
     }
   }
 }
+
+/** Whether a connection is up right now, kept current from its status events. */
+export interface ConnectionState {
+  readonly connected: boolean;
+}
+
+export function connectionState(nc: NatsConnection): ConnectionState {
+  const state = { connected: !nc.isClosed() };
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type === 'disconnect' || s.type === 'close') state.connected = false;
+      else if (s.type === 'reconnect') state.connected = true;
+    }
+    state.connected = false;
+  })();
+  void nc.closed().then(() => {
+    state.connected = false;
+  });
+  return state;
+}

@@ -12,7 +12,8 @@ export type KeySpec =
   | { readonly type: 'size'; readonly default: string; readonly doc: string }
   | { readonly type: 'listen'; readonly default: string; readonly doc: string }
   | { readonly type: 'enum'; readonly default: string; readonly values: readonly string[]; readonly doc: string }
-  | { readonly type: 'quantiles'; readonly default: readonly number[]; readonly doc: string };
+  | { readonly type: 'quantiles'; readonly default: readonly number[]; readonly doc: string }
+  | { readonly type: 'names'; readonly default: readonly string[]; readonly doc: string };
 
 export interface SectionSpec {
   readonly doc: string;
@@ -22,7 +23,9 @@ export interface SectionSpec {
 export type FileSpec = Readonly<Record<string, SectionSpec>>;
 
 /** A validated value: durations in ms, sizes in bytes, listen as {host, port}. */
-export type ConfigValue = string | boolean | number | readonly number[] | { host: string; port: number };
+export type ConfigValue = string | boolean | number | readonly number[] | readonly string[] | { host: string; port: number };
+
+const METRIC_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -96,6 +99,11 @@ export function validateValue(spec: KeySpec, raw: unknown, file: string, section
         throw new ConfigError(`${at} must be a non-empty list of quantiles between 0 and 1, got ${shown}`);
       }
       return raw as number[];
+    case 'names':
+      if (!Array.isArray(raw) || raw.some((n) => typeof n !== 'string' || !METRIC_NAME.test(n))) {
+        throw new ConfigError(`${at} must be a list of metric names such as ["cpu_usage"] (may be empty), got ${shown}`);
+      }
+      return [...new Set(raw as string[])];
   }
 }
 

@@ -2,7 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { connectBus } from '../bus/connect.js';
+import { connectBus, connectionState, type ConnectionState } from '../bus/connect.js';
 import { DescriptorCache } from '../bus/descriptors.js';
 import { openDescriptorBucket } from '../bus/kv.js';
 import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats } from '../bus/subscribe.js';
@@ -43,14 +43,22 @@ async function waitForBucket(nc: NatsConnection, log: Logger, stopped: () => boo
  * agent has created the descriptor bucket.
  */
 export async function runExporter(config: ExporterConfig, log: Logger): Promise<RunningExporter> {
-  const state = new ExporterState({ intervalNs: BigInt(config.intervalMs) * 1_000_000n });
+  const state = new ExporterState({ intervalNs: BigInt(config.intervalMs) * 1_000_000n, oversample: config.oversampleMetrics });
   const skipped = emptySkipStats();
+  let conn: ConnectionState | undefined;
   const app = buildExporterApp({
     state,
     skipped,
     intervalMs: config.intervalMs,
     forgetAfterMs: config.forgetAfterMs,
-    percentiles: config.percentiles,
+    render: {
+      summaries: config.summaries,
+      percentiles: config.percentiles,
+      histograms: config.histograms,
+      histogramGroupingPower: config.histogramGroupingPower,
+      ratePercentiles: config.oversamplePercentiles,
+    },
+    natsConnected: () => conn?.connected ?? false,
     log: log.child({ component: 'http' }),
   });
   const { host, port: wantedPort } = config.listen;
@@ -71,6 +79,7 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
     await app.close();
     throw error;
   }
+  conn = connectionState(nc);
   let stopped = false;
   const following = (async (): Promise<LiveSubscription | undefined> => {
     const kv = await waitForBucket(nc, log, () => stopped);

@@ -11,7 +11,7 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 /** Label names the exporter adds itself; a metric may not declare them. */
-export const RESERVED_LABELS: ReadonlySet<string> = new Set(['host', 'percentile']);
+export const RESERVED_LABELS: ReadonlySet<string> = new Set(['host', 'percentile', 'le', 'quantile']);
 
 export function isValidMetricName(name: string): boolean {
   return METRIC_NAME.test(name);

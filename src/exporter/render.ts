@@ -1,16 +1,19 @@
 /**
  * Prometheus text exposition (format 0.0.4) of the exporter's view: counters
  * and gauges as they are, scaled to base units; histograms as percentile
- * gauges over the window base → latest. Pure; per-descriptor work (family
- * names, escaped label strings) is cached so a steady-state render mostly
+ * gauges over the window base → latest and/or as full Prometheus histograms;
+ * and the oversampling view, percentiles of counters' per-sample rates. Pure;
+ * per-descriptor work is cached (plan.ts) so a steady-state render mostly
  * concatenates strings.
  */
-import type { Descriptor, Frame, FrameValue } from '../frame/types.js';
+import type { FrameValue } from '../frame/types.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtract } from '../metrics/histogram.js';
-import type { MetricKind } from '../metrics/metric.js';
-import type { Format } from './names.js';
-import { escapeHelp, escapeLabelValue, familyName, formatOf, isValidLabelName } from './names.js';
+import { writeDistribution } from './distribution.js';
+import { escapeLabelValue, familyName, formatOf } from './names.js';
+import type { FamilyDecl, SeriesPlan } from './plan.js';
+import { baseValue, distributionPrefix, familyDecl, planOf, prefixesOf, ratePrefix } from './plan.js';
+import { nearestRank } from './rates.js';
 import type { ViewEntry } from './state.js';
 
 /** One of the exporter's own series, rendered like the agents' ones (no host label unless given). */
@@ -27,8 +30,16 @@ export interface ExtraSeries {
 }
 
 export interface RenderOptions {
+  /** histograms as percentile gauges over the window; default true */
+  readonly summaries?: boolean;
   /** quantiles in [0, 1] for histogram series, printed as given; default DEFAULT_PERCENTILES */
   readonly percentiles?: readonly number[];
+  /** histograms also as full Prometheus histograms `<name>_distribution_<unit>`; default false */
+  readonly histograms?: boolean;
+  /** grouping power of the full histograms (buckets merged below the data's); default: the data's */
+  readonly histogramGroupingPower?: number;
+  /** quantiles of the per-sample rates of oversampled counters; default [0.5, 0.9, 0.99, 1] */
+  readonly ratePercentiles?: readonly number[];
   /** the exporter's own metrics, appended to the families like any other */
   readonly extra?: readonly ExtraSeries[];
 }
@@ -45,50 +56,19 @@ export interface RenderResult {
   readonly invalid: number;
 }
 
-/** What every series written to one family must agree on. */
-interface FamilyDecl {
-  readonly name: string;
-  readonly kind: MetricKind;
-  readonly unit: string;
-  readonly labelKeys: string;
-  /** `# HELP …\n# TYPE …\n` */
-  readonly header: string;
-}
-
-interface SeriesPlan {
-  readonly family: FamilyDecl;
-  readonly kind: MetricKind;
-  /** `,k="v"…` escaped, in declared label order (after the host label) */
-  readonly labels: string;
-  readonly format: Format;
-}
-
-interface DescriptorPlan {
-  /** per series index; undefined when the series cannot be rendered */
-  readonly series: readonly (SeriesPlan | undefined)[];
-  /**
-   * per host, per series index: the sample line up to the value
-   * (`family{host="h",k="v"} `), or for a histogram up to the percentile
-   * label (`family{host="h",k="v"`). The same string objects every render,
-   * so they also serve as cheap de-duplication keys (hash cached).
-   */
-  readonly prefixes: Map<string, readonly string[]>;
-}
-
 interface FamilyOut {
   readonly decl: FamilyDecl;
   readonly parts: string[];
 }
 
-const plans = new WeakMap<Descriptor, DescriptorPlan>();
-/** series identity -> index, for matching a base frame with another descriptor */
-const seriesIndexes = new WeakMap<Descriptor, Map<string, number>>();
-const hostLabels = new Map<string, string>();
-/** hosts per descriptor plan whose line prefixes are cached */
-const MAX_CACHED_HOSTS = 1024;
+const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
 
 export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOptions = {}): RenderResult {
+  const summaries = options.summaries ?? true;
+  const histograms = options.histograms ?? false;
+  const groupingPower = options.histogramGroupingPower ?? Number.POSITIVE_INFINITY;
   const qs = percentileLabels(options.percentiles ?? DEFAULT_PERCENTILES);
+  const rqs = percentileLabels(options.ratePercentiles ?? DEFAULT_RATE_PERCENTILES);
   const families = new Map<string, FamilyOut>();
   let series = 0;
   let duplicates = 0;
@@ -97,6 +77,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
 
   /** line prefixes written so far: family and labels */
   const seen = new Set<string>();
+  const scratch: number[] = [];
 
   /** The family to write to, or undefined (counted) when `decl` conflicts with it. */
   const familyFor = (decl: FamilyDecl): FamilyOut | undefined => {
@@ -107,12 +88,35 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       return created;
     }
     const d = out.decl;
-    if (d === decl || (d.kind === decl.kind && d.unit === decl.unit && d.labelKeys === decl.labelKeys)) return out;
+    if (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys)) return out;
     conflicts++;
     return undefined;
   };
 
-  for (const { latest, base } of sortedEntries(entries)) {
+  /** The family for a new series identified by `key`, or undefined (counted) for a conflict or a duplicate. */
+  const claim = (decl: FamilyDecl, key: string): FamilyOut | undefined => {
+    const out = familyFor(decl);
+    if (out === undefined) return undefined;
+    if (seen.has(key)) {
+      duplicates++;
+      return undefined;
+    }
+    seen.add(key);
+    return out;
+  };
+
+  /** Percentile gauge lines `prefix,percentile="q"} v` for values in the raw unit. */
+  const writePercentiles = (out: FamilyOut, prefix: string, labels: PercentileLabels, values: readonly (number | bigint)[], sp: SeriesPlan, exact: boolean): void => {
+    for (let k = 0; k < values.length; k++) {
+      const v = values[k] as number | bigint;
+      const text = exact ? sp.format(v) : formatRate(v as number, sp.divisor);
+      if (text === undefined) continue;
+      out.parts.push(`${prefix}${labels.labels[k] as string}} ${text}\n`);
+      series++;
+    }
+  };
+
+  for (const { latest, base, rates, sinceNs } of sortedEntries(entries)) {
     const plan = planOf(latest.descriptor);
     const prefixes = prefixesOf(plan, latest.host);
     const values = latest.values;
@@ -124,54 +128,59 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         invalid++;
         continue;
       }
-      const prefix = prefixes[i] as string;
-      if (sp.kind === 'histogram') {
-        if (!isHistogram(value)) {
+      const prefix = prefixes.main[i] as string;
+      if (sp.kind !== 'histogram') {
+        const text = typeof value === 'object' ? undefined : sp.format(value);
+        if (text === undefined) {
           invalid++;
           continue;
         }
-        if (useBase === undefined) continue;
-        const prev = baseValue(useBase, latest.descriptor, i);
-        if (prev === undefined) continue;
-        if (!isHistogram(prev)) {
-          invalid++;
-          continue;
-        }
-        const bounds = windowBounds(value, prev, qs.values);
-        if (bounds === null) {
-          invalid++;
-          continue;
-        }
-        if (bounds === undefined) continue;
-        const out = familyFor(sp.family);
+        const out = claim(sp.family, prefix);
         if (out === undefined) continue;
-        if (seen.has(prefix)) {
-          duplicates++;
-          continue;
-        }
-        seen.add(prefix);
-        for (let k = 0; k < bounds.length; k++) {
-          const text = sp.format(bounds[k] as bigint);
-          if (text === undefined) continue;
-          out.parts.push(`${prefix}${qs.labels[k] as string}} ${text}\n`);
-          series++;
-        }
+        out.parts.push(`${prefix}${text}\n`);
+        series++;
         continue;
       }
-      const text = typeof value === 'object' ? undefined : sp.format(value);
-      if (text === undefined) {
+      if (!isHistogram(value)) {
         invalid++;
         continue;
       }
-      const out = familyFor(sp.family);
-      if (out === undefined) continue;
-      if (seen.has(prefix)) {
-        duplicates++;
+      if (histograms && sp.distribution !== undefined) {
+        const labels = distributionPrefix(prefixes, sp, i);
+        const out = claim(sp.distribution, `${sp.distribution.name}${labels}`);
+        if (out !== undefined) {
+          const g = Math.min(groupingPower, value.groupingPower);
+          series += writeDistribution(out.parts, sp.distribution.name, labels, value, sp.unit, sp.format, g);
+        }
+      }
+      if (!summaries || useBase === undefined) continue;
+      const prev = baseValue(useBase, latest.descriptor, i);
+      if (prev === undefined) continue;
+      if (!isHistogram(prev)) {
+        invalid++;
         continue;
       }
-      seen.add(prefix);
-      out.parts.push(`${prefix}${text}\n`);
-      series++;
+      const bounds = windowBounds(value, prev, qs.values);
+      if (bounds === null) {
+        invalid++;
+        continue;
+      }
+      if (bounds === undefined) continue;
+      const out = claim(sp.family, prefix);
+      if (out !== undefined) writePercentiles(out, prefix, qs, bounds, sp, true);
+    }
+
+    // The oversampling view: percentiles of the per-sample rates within the window.
+    if (rates === undefined || rates.descriptor !== latest.descriptor) continue;
+    for (let k = 0; k < rates.indexes.length; k++) {
+      const i = rates.indexes[k] as number;
+      const sp = plan.series[i];
+      if (sp?.rate === undefined) continue;
+      const found = nearestRank(rates.samples(k, sinceNs, scratch), rqs.values);
+      if (found === undefined) continue;
+      const prefix = ratePrefix(prefixes, sp, i);
+      const out = claim(sp.rate, prefix);
+      if (out !== undefined) writePercentiles(out, prefix, rqs, found, sp, false);
     }
   }
 
@@ -181,13 +190,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       invalid++;
       continue;
     }
-    const out = familyFor(r.decl);
+    const out = claim(r.decl, r.prefix);
     if (out === undefined) continue;
-    if (seen.has(r.prefix)) {
-      duplicates++;
-      continue;
-    }
-    seen.add(r.prefix);
     out.parts.push(`${r.prefix}${r.value}\n`);
     series++;
   }
@@ -201,6 +205,12 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     for (const p of out.parts) chunks.push(p);
   }
   return { text: chunks.join(''), series, duplicates, conflicts, invalid };
+}
+
+/** A rate in the raw unit per second, in the base unit per second. */
+function formatRate(v: number, divisor: number): string | undefined {
+  const x = divisor === 1 ? v : v / divisor;
+  return Number.isFinite(x) ? String(x) : undefined;
 }
 
 /** Entries by host then sampler (stable), without copying when they already are. */
@@ -238,31 +248,6 @@ function percentileLabels(qs: readonly number[]): PercentileLabels {
   return { values, labels };
 }
 
-function hostLabelOf(host: string): string {
-  let s = hostLabels.get(host);
-  if (s === undefined) {
-    if (hostLabels.size >= 4096) hostLabels.clear();
-    s = `host="${escapeLabelValue(String(host))}"`;
-    hostLabels.set(host, s);
-  }
-  return s;
-}
-
-function prefixesOf(plan: DescriptorPlan, host: string): readonly string[] {
-  let p = plan.prefixes.get(host);
-  if (p === undefined) {
-    const hostLabel = hostLabelOf(host);
-    p = plan.series.map((sp) => {
-      if (sp === undefined) return '';
-      const head = `${sp.family.name}{${hostLabel}${sp.labels}`;
-      return sp.kind === 'histogram' ? head : `${head}} `;
-    });
-    if (plan.prefixes.size >= MAX_CACHED_HOSTS) plan.prefixes.clear();
-    plan.prefixes.set(host, p);
-  }
-  return p;
-}
-
 /** Percentile upper bounds of latest − base; undefined for a reset or an empty window, null if the math threw. */
 function windowBounds(latest: SparseHistogram, base: SparseHistogram, qs: readonly number[]): bigint[] | undefined | null {
   try {
@@ -276,93 +261,6 @@ function windowBounds(latest: SparseHistogram, base: SparseHistogram, qs: readon
 
 function isHistogram(v: FrameValue | undefined): v is SparseHistogram {
   return typeof v === 'object' && v !== null && isValidSparse(v);
-}
-
-/** The base frame's value of latest's series i, matched by identity when the descriptors differ. */
-function baseValue(base: Frame, latestDescriptor: Descriptor, i: number): FrameValue | undefined {
-  if (base.descriptor === latestDescriptor) return base.values[i];
-  const s = latestDescriptor.series[i];
-  if (s === undefined) return undefined;
-  const j = indexOfSeries(base.descriptor).get(seriesKey(s));
-  return j === undefined ? undefined : base.values[j];
-}
-
-function seriesKey(s: unknown): string {
-  return JSON.stringify(s);
-}
-
-function indexOfSeries(d: Descriptor): Map<string, number> {
-  let m = seriesIndexes.get(d);
-  if (m === undefined) {
-    m = new Map();
-    const series = Array.isArray(d.series) ? d.series : [];
-    for (let i = 0; i < series.length; i++) {
-      const s = series[i];
-      if (!Array.isArray(s)) continue;
-      const key = seriesKey(s);
-      if (!m.has(key)) m.set(key, i);
-    }
-    seriesIndexes.set(d, m);
-  }
-  return m;
-}
-
-function planOf(d: Descriptor): DescriptorPlan {
-  let plan = plans.get(d);
-  if (plan === undefined) {
-    plan = buildPlan(d);
-    plans.set(d, plan);
-  }
-  return plan;
-}
-
-function buildPlan(d: Descriptor): DescriptorPlan {
-  const metrics = typeof d.metrics === 'object' && d.metrics !== null ? d.metrics : {};
-  const decls = new Map<string, { family: FamilyDecl; kind: MetricKind; keys: readonly string[]; format: Format } | undefined>();
-  const declOf = (name: string) => {
-    if (decls.has(name)) return decls.get(name);
-    const m = Object.hasOwn(metrics, name) ? metrics[name] : undefined;
-    let r: { family: FamilyDecl; kind: MetricKind; keys: readonly string[]; format: Format } | undefined;
-    if (m !== undefined && typeof m === 'object' && m !== null) {
-      const kind = m.kind;
-      const keys = m.labels;
-      const unitOk = typeof m.unit === 'string';
-      const fam = unitOk && (kind === 'counter' || kind === 'gauge' || kind === 'histogram') ? familyName(name, kind, m.unit) : undefined;
-      const format = unitOk ? formatOf(m.unit) : undefined;
-      const keysOk =
-        Array.isArray(keys) && keys.every((k) => typeof k === 'string' && isValidLabelName(k)) && new Set(keys).size === keys.length;
-      if (fam !== undefined && format !== undefined && keysOk) {
-        const help = typeof m.description === 'string' && m.description.trim() !== '' ? m.description : name;
-        const type = kind === 'counter' ? 'counter' : 'gauge';
-        const family: FamilyDecl = {
-          name: fam,
-          kind,
-          unit: m.unit,
-          labelKeys: ['host', ...(keys as string[])].join(','),
-          header: `# HELP ${fam} ${escapeHelp(help)}\n# TYPE ${fam} ${type}\n`,
-        };
-        r = { family, kind, keys, format };
-      }
-    }
-    decls.set(name, r);
-    return r;
-  };
-
-  const series: (SeriesPlan | undefined)[] = [];
-  for (const s of Array.isArray(d.series) ? d.series : []) {
-    const decl = Array.isArray(s) && typeof s[0] === 'string' ? declOf(s[0]) : undefined;
-    const values = Array.isArray(s) ? s[1] : undefined;
-    if (decl === undefined || !Array.isArray(values) || values.length !== decl.keys.length) {
-      series.push(undefined);
-      continue;
-    }
-    let labels = '';
-    for (let k = 0; k < values.length; k++) {
-      labels += `,${decl.keys[k] as string}="${escapeLabelValue(String(values[k]))}"`;
-    }
-    series.push({ family: decl.family, kind: decl.kind, labels, format: decl.format });
-  }
-  return { series, prefixes: new Map() };
 }
 
 function extraLine(x: ExtraSeries): { decl: FamilyDecl; prefix: string; value: string } | undefined {
@@ -380,12 +278,6 @@ function extraLine(x: ExtraSeries): { decl: FamilyDecl; prefix: string; value: s
     labels += `${labels === '' ? '' : ','}${k}="${escapeLabelValue(String(v))}"`;
   }
   const help = x.help.trim() === '' ? x.name : x.help;
-  const decl: FamilyDecl = {
-    name: fam,
-    kind: x.kind,
-    unit,
-    labelKeys: keys.join(','),
-    header: `# HELP ${fam} ${escapeHelp(help)}\n# TYPE ${fam} ${x.kind}\n`,
-  };
+  const decl = familyDecl(fam, x.kind, unit, keys.join(','), help);
   return { decl, prefix: labels === '' ? `${fam} ` : `${fam}{${labels}} `, value };
 }

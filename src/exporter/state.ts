@@ -3,13 +3,18 @@
  * history of earlier frames of the same agent run, so that histogram
  * percentiles can be taken over about one exporter interval. Pure, no I/O.
  */
-import type { Frame } from '../frame/types.js';
+import type { Descriptor, Frame } from '../frame/types.js';
+import { oversampledIndexes, RateWindow } from './rates.js';
 
 /** The frames one (host, sampler) contributes to a render. */
 export interface ViewEntry {
   readonly latest: Frame;
   /** the frame histogram windows start from; undefined while only one frame is known */
   readonly base: Frame | undefined;
+  /** per-sample rates of the oversampled counters of latest's descriptor, if any */
+  readonly rates: RateWindow | undefined;
+  /** the oversampling window: rates of frames that ended after this, up to latest */
+  readonly sinceNs: bigint;
 }
 
 export interface ExporterStateStats {
@@ -32,8 +37,10 @@ export interface ExporterStateOptions {
    * Default 1 s.
    */
   readonly intervalNs?: bigint;
-  /** at most this many frames per (host, sampler); default 64 */
+  /** at most this many frames per (host, sampler) with histograms (others keep the latest only); default 1024 */
   readonly maxFrames?: number;
+  /** counter metrics whose per-sample rates are kept (the oversampling view); default none */
+  readonly oversample?: Iterable<string>;
 }
 
 /** A new agent run takes over a quiet (host, sampler) after at least this long without frames. */
@@ -46,6 +53,8 @@ interface Track {
   /** frames of the current run in seq order; live part is frames[head..] */
   frames: Frame[];
   head: number;
+  /** per-sample rates of the current run and descriptor, when it has oversampled series */
+  rates: RateWindow | undefined;
 }
 
 function compareTracks(a: Track, b: Track): number {
@@ -58,6 +67,10 @@ export class ExporterState {
   readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0 };
   readonly #maxFrames: number;
   #retentionNs: bigint;
+  readonly #oversample: ReadonlySet<string>;
+  /** oversampled series indexes per descriptor */
+  readonly #rateIndexes = new WeakMap<Descriptor, number[]>();
+  readonly #histogramDescriptors = new WeakMap<Descriptor, boolean>();
   readonly #tracks = new Map<string, Track>();
   /** tracks sorted by (host, sampler); rebuilt lazily after a track is added or removed */
   #sorted: Track[] | undefined = [];
@@ -65,10 +78,11 @@ export class ExporterState {
   constructor(options: ExporterStateOptions = {}) {
     const interval = options.intervalNs ?? 1_000_000_000n;
     if (interval <= 0n) throw new RangeError(`intervalNs must be positive, got ${interval}`);
-    const max = options.maxFrames ?? 64;
+    const max = options.maxFrames ?? 1024;
     if (!Number.isInteger(max) || max < 2) throw new RangeError(`maxFrames must be an integer ≥ 2, got ${max}`);
     this.#maxFrames = max;
     this.#retentionNs = 2n * interval;
+    this.#oversample = new Set(options.oversample ?? []);
   }
 
   #takeoverNs(): bigint {
@@ -84,7 +98,7 @@ export class ExporterState {
     const key = `${frame.host}\u0000${frame.sampler}`;
     let track = this.#tracks.get(key);
     if (track === undefined) {
-      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0 };
+      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
     } else if (track.instance !== frame.instance) {
@@ -100,6 +114,7 @@ export class ExporterState {
       track.instance = frame.instance;
       track.frames = [];
       track.head = 0;
+      track.rates = undefined;
       this.stats.restarts++;
     } else {
       const last = track.frames[track.frames.length - 1];
@@ -108,16 +123,44 @@ export class ExporterState {
         return;
       }
     }
+    const prev = track.frames[track.frames.length - 1];
     track.frames.push(frame);
     this.stats.ingested++;
+    if (this.#oversample.size > 0) this.#addRates(track, prev, frame);
     this.#trim(track);
+  }
+
+  #hasHistograms(d: Descriptor): boolean {
+    let has = this.#histogramDescriptors.get(d);
+    if (has === undefined) {
+      has = Object.values(d.metrics).some((m) => m.kind === 'histogram');
+      this.#histogramDescriptors.set(d, has);
+    }
+    return has;
+  }
+
+  /** Folds the rates from prev to frame into the track's window (a new window on a new descriptor). */
+  #addRates(track: Track, prev: Frame | undefined, frame: Frame): void {
+    let w = track.rates;
+    if (w === undefined || w.descriptor !== frame.descriptor) {
+      let indexes = this.#rateIndexes.get(frame.descriptor);
+      if (indexes === undefined) {
+        indexes = oversampledIndexes(frame.descriptor, this.#oversample);
+        this.#rateIndexes.set(frame.descriptor, indexes);
+      }
+      w = indexes.length > 0 ? new RateWindow(frame.descriptor, indexes) : undefined;
+      track.rates = w;
+    }
+    if (w === undefined || prev === undefined) return;
+    w.add(prev, frame);
+    w.trim(frame.endNs - this.#retentionNs / 2n);
   }
 
   /**
    * Per (host, sampler), sorted by host then sampler: the latest frame and
    * the base for histogram windows, the newest earlier frame whose endNs is
-   * at least `intervalNs` before the latest's, else the oldest kept frame.
-   * Also makes 2 × intervalNs the history kept from now on.
+   * at least `intervalNs` before the latest's, else the oldest kept frame;
+   * and the per-sample rates of the last `intervalNs`. Also makes 2 × intervalNs the history kept from now on.
    */
   view(intervalNs: bigint): ViewEntry[] {
     if (intervalNs > 0n) this.#retentionNs = 2n * intervalNs;
@@ -138,7 +181,19 @@ export class ExporterState {
         }
       }
       if (base === undefined && frames.length - head > 1) base = frames[head];
-      out.push({ latest, base });
+      out.push({ latest, base, rates: track.rates, sinceNs: target });
+    }
+    return out;
+  }
+
+  /** Per host, the end of its newest frame (unix ns). */
+  lastFrameByHost(): Map<string, bigint> {
+    const out = new Map<string, bigint>();
+    for (const track of this.#tracks.values()) {
+      const latest = track.frames[track.frames.length - 1];
+      if (latest === undefined) continue;
+      const seen = out.get(track.host);
+      if (seen === undefined || latest.endNs > seen) out.set(track.host, latest.endNs);
     }
     return out;
   }
@@ -169,6 +224,8 @@ export class ExporterState {
     if (latest === undefined) return;
     const cutoff = latest.endNs - this.#retentionNs;
     let head = track.head;
+    // Only histogram windows need earlier frames (rates are folded in at ingest).
+    if (!this.#hasHistograms(latest.descriptor)) head = frames.length - 1;
     while (frames.length - head > this.#maxFrames) head++;
     while (frames.length - head > 1 && (frames[head + 1] as Frame).endNs <= cutoff) head++;
     if (head > 32 && head * 2 > frames.length) {

@@ -67,14 +67,22 @@ export interface MetricDecl {
   readonly description: string;
 }
 
-/** Declares a metric; the shape check runs once, at module load. */
-export function metric(decl: MetricDecl): MetricDecl {
+/** Labels the exporter adds to sampler series itself (and Prometheus reserves le and quantile). */
+const EXPORTER_LABELS = ['host', 'percentile', 'le', 'quantile'];
+
+/**
+ * Declares a metric; the shape check runs once, at module load. The
+ * exporter's own metrics, which get no automatic host label, may declare
+ * `host` with `{ ownHostLabel: true }`.
+ */
+export function metric(decl: MetricDecl, options: { readonly ownHostLabel?: boolean } = {}): MetricDecl {
   if (!/^[a-z][a-z0-9_]*$/.test(decl.name)) {
     throw new Error(`metric name must be snake case, got "${decl.name}"`);
   }
   for (const l of decl.labels) {
-    if (!/^[a-z][a-z0-9_]*$/.test(l) || l === 'host' || l === 'percentile') {
-      throw new Error(`label "${l}" of metric "${decl.name}" is not allowed (snake case; host and percentile are the exporter's)`);
+    const reserved = EXPORTER_LABELS.includes(l) && !(l === 'host' && options.ownHostLabel === true);
+    if (!/^[a-z][a-z0-9_]*$/.test(l) || reserved) {
+      throw new Error(`label "${l}" of metric "${decl.name}" is not allowed (snake case; host, percentile, le and quantile are the exporter's)`);
     }
   }
   if (decl.description.trim() === '') throw new Error(`metric "${decl.name}" needs a description`);

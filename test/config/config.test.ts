@@ -203,7 +203,12 @@ test('loadExporterConfig without a file gives every default', (t) => {
     forgetAfterMs: 60_000,
     natsUrl: 'nats://127.0.0.1:4222',
     logLevel: 'info',
-    percentiles: [0.5, 0.9, 0.99, 0.999, 0.9999],
+    summaries: true,
+    percentiles: [0.5, 0.9, 0.99, 0.999, 0.9999, 1],
+    histograms: false,
+    histogramGroupingPower: 3,
+    oversampleMetrics: ['cpu_usage', 'cpu_usage_all', 'network_device_bytes', 'network_device_packets', 'blockio_device_bytes', 'blockio_device_operations'],
+    oversamplePercentiles: [0.5, 0.9, 0.99, 1],
   });
 });
 
@@ -216,7 +221,12 @@ test('loadExporterConfig reads the fixture', (t) => {
     forgetAfterMs: 300_000,
     natsUrl: 'nats://127.0.0.1:4222',
     logLevel: 'info',
+    summaries: false,
     percentiles: [0.5, 0.99],
+    histograms: true,
+    histogramGroupingPower: 1,
+    oversampleMetrics: ['cpu_usage'],
+    oversamplePercentiles: [0.5, 1],
   });
 });
 
@@ -261,6 +271,11 @@ const EXPORTER_ERRORS: readonly [string, string, RegExp[]][] = [
   ['a single percentile that is not a list', '[prometheus]\npercentiles = 0.99\n', [/\[prometheus\] percentiles/, /got 0\.99$/]],
   ['forget_after below 1s', '[general]\nforget_after = "500ms"\n', [/\[general\] forget_after/, /at least 1000ms/, /"500ms"/]],
   ['an unknown key', '[prometheus]\nbuckets = true\n', [/unknown key \[prometheus\] buckets/]],
+  ['a grouping power above 3', '[prometheus]\nhistogram_grouping_power = 4\n', [/\[prometheus\] histogram_grouping_power/, /from 0 to 3/, /got 4/]],
+  ['histograms given as text', '[prometheus]\nhistograms = "yes"\n', [/\[prometheus\] histograms/, /true or false/]],
+  ['an oversampled metric that is not a name', '[oversample]\nmetrics = ["cpu usage"]\n', [/\[oversample\] metrics/, /metric names/, /"cpu usage"/]],
+  ['oversampled metrics not in a list', '[oversample]\nmetrics = "cpu_usage"\n', [/\[oversample\] metrics/, /"cpu_usage"/]],
+  ['an oversample percentile above 1', '[oversample]\npercentiles = [2]\n', [/\[oversample\] percentiles/, /between 0 and 1/]],
   ['an agent section', '[stream]\nreplicas = 1\n', [/unknown section \[stream\]/]],
 ];
 

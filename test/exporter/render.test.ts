@@ -31,7 +31,7 @@ const runq = makeDescriptor(
 );
 
 function entry(latest: Frame, base?: Frame): ViewEntry {
-  return { latest, base };
+  return { latest, base, rates: undefined, sinceNs: 0n };
 }
 
 /** A histogram series rendered from two frames one second apart. */

@@ -1,0 +1,225 @@
+/**
+ * What the renderer works out once per descriptor and host instead of once
+ * per scrape: family declarations, escaped label strings and sample line
+ * prefixes. Descriptors come from agents and are validated here, never
+ * trusted: a series whose declaration is unusable has no plan.
+ */
+import type { Descriptor, Frame, FrameValue } from '../frame/types.js';
+import type { MetricKind } from '../metrics/metric.js';
+import type { Format } from './names.js';
+import { escapeHelp, escapeLabelValue, familyName, formatOf, isValidLabelName, prometheusUnit } from './names.js';
+
+export type FamilyType = 'counter' | 'gauge' | 'histogram';
+
+/** What every series written to one family must agree on. */
+export interface FamilyDecl {
+  readonly name: string;
+  readonly type: FamilyType;
+  readonly unit: string;
+  readonly labelKeys: string;
+  /** `# HELP …\n# TYPE …\n` */
+  readonly header: string;
+}
+
+export interface SeriesPlan {
+  readonly kind: MetricKind;
+  /** counters and gauges as they are; histograms as percentile gauges */
+  readonly family: FamilyDecl;
+  /** counters: the percentile gauges of their per-sample rates (the oversampling view) */
+  readonly rate: FamilyDecl | undefined;
+  /** histograms: the full Prometheus histogram */
+  readonly distribution: FamilyDecl | undefined;
+  /** `,k="v"…` escaped, in declared label order (after the host label) */
+  readonly labels: string;
+  readonly unit: string;
+  readonly format: Format;
+  /** raw unit → base unit: divide by this (1 when the unit is the base unit) */
+  readonly divisor: number;
+}
+
+/** Sample line prefixes of one host, per series index, filled as needed. */
+export interface HostPrefixes {
+  /**
+   * `family{host="h",k="v"} ` for counters and gauges, `family{host="h",k="v"`
+   * for histograms (the percentile label follows). The same string objects
+   * every render, so they also serve as cheap de-duplication keys.
+   */
+  readonly main: readonly string[];
+  /** `rate_family{host="h",k="v"` */
+  readonly rate: (string | undefined)[];
+  /** `distribution{host="h",k="v"` (the sample name suffix is added by the writer) */
+  readonly distribution: (string | undefined)[];
+  readonly hostLabel: string;
+}
+
+export interface DescriptorPlan {
+  /** per series index; undefined when the series cannot be rendered */
+  readonly series: readonly (SeriesPlan | undefined)[];
+  readonly prefixes: Map<string, HostPrefixes>;
+}
+
+const plans = new WeakMap<Descriptor, DescriptorPlan>();
+/** series identity -> index, for matching a base frame with another descriptor */
+const seriesIndexes = new WeakMap<Descriptor, Map<string, number>>();
+const hostLabels = new Map<string, string>();
+/** hosts per descriptor plan whose line prefixes are cached */
+const MAX_CACHED_HOSTS = 1024;
+
+export function planOf(d: Descriptor): DescriptorPlan {
+  let plan = plans.get(d);
+  if (plan === undefined) {
+    plan = buildPlan(d);
+    plans.set(d, plan);
+  }
+  return plan;
+}
+
+function hostLabelOf(host: string): string {
+  let s = hostLabels.get(host);
+  if (s === undefined) {
+    if (hostLabels.size >= 4096) hostLabels.clear();
+    s = `host="${escapeLabelValue(String(host))}"`;
+    hostLabels.set(host, s);
+  }
+  return s;
+}
+
+export function prefixesOf(plan: DescriptorPlan, host: string): HostPrefixes {
+  let p = plan.prefixes.get(host);
+  if (p === undefined) {
+    const hostLabel = hostLabelOf(host);
+    const main = plan.series.map((sp) => {
+      if (sp === undefined) return '';
+      const head = `${sp.family.name}{${hostLabel}${sp.labels}`;
+      return sp.kind === 'histogram' ? head : `${head}} `;
+    });
+    p = { main, rate: [], distribution: [], hostLabel };
+    if (plan.prefixes.size >= MAX_CACHED_HOSTS) plan.prefixes.clear();
+    plan.prefixes.set(host, p);
+  }
+  return p;
+}
+
+export function ratePrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
+  let s = p.rate[i];
+  if (s === undefined) {
+    s = `${(sp.rate as FamilyDecl).name}{${p.hostLabel}${sp.labels}`;
+    p.rate[i] = s;
+  }
+  return s;
+}
+
+export function distributionPrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
+  let s = p.distribution[i];
+  if (s === undefined) {
+    s = `{${p.hostLabel}${sp.labels}`;
+    p.distribution[i] = s;
+  }
+  return s;
+}
+
+/** The base frame's value of latest's series i, matched by identity when the descriptors differ. */
+export function baseValue(base: Frame, latestDescriptor: Descriptor, i: number): FrameValue | undefined {
+  if (base.descriptor === latestDescriptor) return base.values[i];
+  const s = latestDescriptor.series[i];
+  if (s === undefined) return undefined;
+  const j = indexOfSeries(base.descriptor).get(JSON.stringify(s));
+  return j === undefined ? undefined : base.values[j];
+}
+
+function indexOfSeries(d: Descriptor): Map<string, number> {
+  let m = seriesIndexes.get(d);
+  if (m === undefined) {
+    m = new Map();
+    const series = Array.isArray(d.series) ? d.series : [];
+    for (let i = 0; i < series.length; i++) {
+      const s = series[i];
+      if (!Array.isArray(s)) continue;
+      const key = JSON.stringify(s);
+      if (!m.has(key)) m.set(key, i);
+    }
+    seriesIndexes.set(d, m);
+  }
+  return m;
+}
+
+export function familyDecl(name: string, type: FamilyType, unit: string, labelKeys: string, help: string): FamilyDecl {
+  return { name, type, unit, labelKeys, header: `# HELP ${name} ${escapeHelp(help)}\n# TYPE ${name} ${type}\n` };
+}
+
+/** The family of the per-sample rate percentiles of a counter: its family without `_total`, plus `_rate`. */
+export function rateFamilyName(name: string, unit: string): string | undefined {
+  const counter = familyName(name, 'counter', unit);
+  return counter === undefined ? undefined : `${counter.slice(0, -'_total'.length)}_rate`;
+}
+
+/** The full histogram family: `<name>_distribution` with the unit suffix last. */
+export function distributionFamilyName(name: string, unit: string): string | undefined {
+  return familyName(`${name}_distribution`, 'histogram', unit);
+}
+
+interface MetricPlan {
+  readonly kind: MetricKind;
+  readonly keys: readonly string[];
+  readonly family: FamilyDecl;
+  readonly rate: FamilyDecl | undefined;
+  readonly distribution: FamilyDecl | undefined;
+  readonly unit: string;
+  readonly format: Format;
+  readonly divisor: number;
+}
+
+function metricPlan(name: string, m: unknown): MetricPlan | undefined {
+  if (typeof m !== 'object' || m === null) return undefined;
+  const { kind, unit, labels: keys, description } = m as Record<string, unknown>;
+  if (typeof unit !== 'string' || (kind !== 'counter' && kind !== 'gauge' && kind !== 'histogram')) return undefined;
+  const fam = familyName(name, kind, unit);
+  const format = formatOf(unit);
+  const pu = prometheusUnit(unit);
+  const keysOk = Array.isArray(keys) && keys.every((k) => typeof k === 'string' && isValidLabelName(k)) && new Set(keys).size === keys.length;
+  if (fam === undefined || format === undefined || pu === undefined || !keysOk) return undefined;
+  const help = typeof description === 'string' && description.trim() !== '' ? description : name;
+  const labelKeys = ['host', ...(keys as string[])].join(',');
+  const family = familyDecl(fam, kind === 'counter' ? 'counter' : 'gauge', unit, labelKeys, help);
+  let rate: FamilyDecl | undefined;
+  let distribution: FamilyDecl | undefined;
+  if (kind === 'counter') {
+    const rf = rateFamilyName(name, unit);
+    const per = pu.suffix === '' ? '' : ` (${pu.suffix} per second)`;
+    if (rf !== undefined) {
+      rate = familyDecl(rf, 'gauge', unit, `${labelKeys},percentile`, `Percentiles of the per-second rate${per} between consecutive samples within the last interval: ${help}`);
+    }
+  } else if (kind === 'histogram') {
+    const df = distributionFamilyName(name, unit);
+    if (df !== undefined) {
+      distribution = familyDecl(df, 'histogram', unit, labelKeys, `${help} (cumulative since the agent started; le is the bucket's upper bound)`);
+    }
+  }
+  const divisor = pu.scale < 1 ? Math.round(1 / pu.scale) : 1;
+  return { kind, keys: keys as string[], family, rate, distribution, unit, format, divisor };
+}
+
+function buildPlan(d: Descriptor): DescriptorPlan {
+  const metrics: Record<string, unknown> = typeof d.metrics === 'object' && d.metrics !== null ? d.metrics : {};
+  const decls = new Map<string, MetricPlan | undefined>();
+  const declOf = (name: string): MetricPlan | undefined => {
+    if (!decls.has(name)) decls.set(name, Object.hasOwn(metrics, name) ? metricPlan(name, metrics[name]) : undefined);
+    return decls.get(name);
+  };
+  const series: (SeriesPlan | undefined)[] = [];
+  for (const s of Array.isArray(d.series) ? d.series : []) {
+    const decl = Array.isArray(s) && typeof s[0] === 'string' ? declOf(s[0]) : undefined;
+    const values = Array.isArray(s) ? s[1] : undefined;
+    if (decl === undefined || !Array.isArray(values) || values.length !== decl.keys.length) {
+      series.push(undefined);
+      continue;
+    }
+    let labels = '';
+    for (let k = 0; k < values.length; k++) {
+      labels += `,${decl.keys[k] as string}="${escapeLabelValue(String(values[k]))}"`;
+    }
+    const { kind, family, rate, distribution, unit, format, divisor } = decl;
+    series.push({ kind, family, rate, distribution, labels, unit, format, divisor });
+  }
+  return { series, prefixes: new Map() };
+}
