@@ -374,3 +374,60 @@ test('render of ~5000 series is fast in steady state', (t) => {
   t.is(r.series, 2 * 4096);
   t.true(ms < 100);
 });
+
+/** Both checkers must be clean on `text`. */
+function assertClean(t: import('ava').ExecutionContext, text: string): void {
+  t.deepEqual(checkExposition(text), []);
+  const p = promtoolCheck(text);
+  if (p === undefined) t.log('promtool missing; skipped');
+  else t.is(p.status, 0, p.output);
+}
+
+test('histograms = true: a Prometheus histogram beside the summaries; summaries = false leaves it alone', (t) => {
+  const b = makeFrame({ host: 'a', descriptor: runq, seq: 1, values: [h([36, 10])] });
+  const l = makeFrame({ host: 'a', descriptor: runq, seq: 2, values: [h([36, 60], [63, 50])] });
+  const both = renderExposition([entry(l, b)], { histograms: true, percentiles: [0.5, 1] });
+  const lines = both.text.split('\n');
+  t.true(lines.includes('# TYPE scheduler_runqueue_latency_distribution_seconds histogram'));
+  t.true(lines.includes('scheduler_runqueue_latency_distribution_seconds_bucket{host="a",le="0.000000103"} 60'));
+  t.true(lines.includes('scheduler_runqueue_latency_distribution_seconds_bucket{host="a",le="0.000001023"} 110'));
+  t.true(lines.includes('scheduler_runqueue_latency_distribution_seconds_bucket{host="a",le="+Inf"} 110'));
+  t.true(lines.includes('scheduler_runqueue_latency_distribution_seconds_count{host="a"} 110'));
+  t.true(lines.includes('scheduler_runqueue_latency_seconds{host="a",percentile="1"} 0.000001023'));
+  t.is(both.series, 64 + 3 + 2);
+  assertClean(t, both.text);
+
+  const only = renderExposition([entry(l, b)], { histograms: true, summaries: false, histogramGroupingPower: 0 });
+  t.false(only.text.includes('percentile='));
+  // g=0: buckets 0, 1, [2,3], [4,7] … [64,127] hold 100 ns, [512,1023] holds 1000 ns: 11 buckets
+  t.is(only.series, 11 + 3);
+  t.true(only.text.includes('scheduler_runqueue_latency_distribution_seconds_bucket{host="a",le="0.000000127"} 60\n'));
+  assertClean(t, only.text);
+
+  // a single frame already gives the cumulative histogram (no window needed)
+  const first = renderExposition([entry(b)], { histograms: true, summaries: true });
+  t.true(first.text.includes('scheduler_runqueue_latency_distribution_seconds_count{host="a"} 10\n'));
+  t.false(first.text.includes('percentile='));
+});
+
+test('oversampled counters: percentiles of the per-sample rate within the interval, beside the raw counter', (t) => {
+  const s = new ExporterState({ intervalNs: 15n * SECOND, oversample: ['cpu_usage'] });
+  // 100 ms samples over 15 s: CPU time advances 1 ms per sample (1 %), except a 300 ms burst at 100 %
+  let user = 0;
+  for (let i = 0; i <= 150; i++) {
+    if (i > 0) user += i >= 70 && i < 73 ? 100_000_000 : 1_000_000;
+    s.ingest(makeFrame({ host: 'a', descriptor: cpu, seq: i + 1, endNs: T0 + BigInt(i) * 100_000_000n, values: [user, 0] }));
+  }
+  const r = renderExposition(s.view(15n * SECOND), { ratePercentiles: [0.5, 0.9, 0.99, 1] });
+  const rate = r.text.split('\n').filter((l) => l.startsWith('cpu_usage_seconds_rate{host="a",state="user"'));
+  t.deepEqual(rate, [
+    'cpu_usage_seconds_rate{host="a",state="user",percentile="0.5"} 0.01',
+    'cpu_usage_seconds_rate{host="a",state="user",percentile="0.9"} 0.01',
+    'cpu_usage_seconds_rate{host="a",state="user",percentile="0.99"} 1',
+    'cpu_usage_seconds_rate{host="a",state="user",percentile="1"} 1',
+  ]);
+  // the raw counter is still there, and its 15 s average is about 3 %
+  t.true(r.text.includes('cpu_usage_seconds_total{host="a",state="user"} 0.447\n'));
+  t.true(r.text.includes('# TYPE cpu_usage_seconds_rate gauge\n'));
+  assertClean(t, r.text);
+});
