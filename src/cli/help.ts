@@ -34,14 +34,18 @@ Options:
 ${common('agent', NATS_DEFAULT)}`,
   exporter: `Usage: rezolus exporter [options]
 
-Follows frames live from the bus and serves them as Prometheus text:
-counters with _total and base units, gauges, histograms as percentile gauges
-over the last interval, a host label on every series.
+Follows frames live from the bus and serves them as Prometheus text, a host
+label on every series: counters with _total and base units, gauges,
+histograms as percentile gauges over the last interval (and, with
+[prometheus] histograms = true, as Prometheus histograms), and for the
+counters in [oversample] metrics the percentiles of their per-sample rate
+within the last interval (<family>_rate), which show bursts that the
+interval average hides. Set --interval to the Prometheus scrape interval.
 
 Options:
   --listen HOST:PORT where to serve /metrics (default 0.0.0.0:4242)
-  --hosts PATTERN    "*" for every host, or a comma-separated list of hosts (default *)
-  --interval DUR     histogram percentile window; match the scrape interval (default 1s)
+  --hosts PATTERN    "*" for the fleet, or a comma-separated list of hosts (default *)
+  --interval DUR     window of percentiles and rates: the scrape interval (default 1s)
 ${common('exporter', NATS_DEFAULT)}`,
   up: `Usage: rezolus up [options]
 
