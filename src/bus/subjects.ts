@@ -35,6 +35,16 @@ export function metricsSubject(host: string, sampler: string): string {
 }
 
 /**
+ * Whether a frame naming `host` and `sampler` belongs on `subject`. A frame
+ * is filed under the host it names, so one that names another host than its
+ * subject (a misconfigured or hostile publisher) must not be used: it would
+ * overwrite that host's values or bypass a host filter.
+ */
+export function subjectMatches(subject: string, host: string, sampler: string): boolean {
+  return subject === `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
+}
+
+/**
  * Subscription subjects for a host selection: `*` (or empty) for the whole
  * fleet, otherwise a comma-separated list of host names.
  */

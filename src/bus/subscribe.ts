@@ -3,17 +3,19 @@ import type { Logger } from 'pino';
 import { decodeFrame, FrameDecodeError, resolveFrame } from '../frame/codec.js';
 import type { Frame } from '../frame/types.js';
 import type { DescriptorCache } from './descriptors.js';
-import { hostFilterSubjects } from './subjects.js';
+import { hostFilterSubjects, subjectMatches } from './subjects.js';
 
 /** Why frames were left out; a consumer never crashes on a bad frame. */
 export interface SkipStats {
   garbage: number;
   unknownDescriptor: number;
   invalid: number;
+  /** the frame names another host or sampler than the subject it came on */
+  wrongSubject: number;
 }
 
 export function emptySkipStats(): SkipStats {
-  return { garbage: 0, unknownDescriptor: 0, invalid: 0 };
+  return { garbage: 0, unknownDescriptor: 0, invalid: 0, wrongSubject: 0 };
 }
 
 /** Decodes and resolves one message; undefined (and counted) when it cannot be used. */
@@ -66,7 +68,11 @@ export function subscribeFrames(
           return;
         }
         frameFromMessage(msg.data, cache, skipped).then(
-          (frame) => frame !== undefined && onFrame(frame),
+          (frame) => {
+            if (frame === undefined) return;
+            if (subjectMatches(msg.subject, frame.host, frame.sampler)) onFrame(frame);
+            else skipped.wrongSubject++;
+          },
           (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
         );
       },

@@ -33,7 +33,7 @@ function selfSeries(o: ExporterAppOptions, dropped: number, nowMs: number): Extr
   const s = o.state.stats;
   const k = o.skipped;
   const skipped = (reason: string, value: number): ExtraSeries => own(self.framesSkipped, value, { reason });
-  const received = s.ingested + s.outOfOrder + s.contested + k.garbage + k.unknownDescriptor + k.invalid;
+  const received = s.ingested + s.outOfOrder + s.contested + k.garbage + k.unknownDescriptor + k.invalid + k.wrongSubject;
   const last = o.state.lastFrameByHost();
   const out = [
     own(self.framesReceived, received),
@@ -41,6 +41,7 @@ function selfSeries(o: ExporterAppOptions, dropped: number, nowMs: number): Extr
     skipped('garbage', k.garbage),
     skipped('unknown_descriptor', k.unknownDescriptor),
     skipped('invalid', k.invalid),
+    skipped('wrong_subject', k.wrongSubject),
     skipped('out_of_order', s.outOfOrder),
     skipped('contested', s.contested),
     own(self.hosts, last.size),

@@ -11,7 +11,7 @@ export const framesUsed = metric({
 });
 export const framesSkipped = metric({
   name: 'rezolus_exporter_frames_skipped', kind: MetricKind.Counter, unit: Unit.Count, labels: ['reason'],
-  description: 'Frames the exporter could not use, by reason: garbage (not a frame), unknown_descriptor, invalid (values do not match the descriptor), out_of_order, contested (a second live agent with the same host).',
+  description: 'Frames the exporter could not use, by reason: garbage (not a frame), unknown_descriptor, invalid (values do not match the descriptor), wrong_subject (the frame names another host or sampler than its subject), out_of_order, contested (a second live agent with the same host).',
 });
 export const hosts = metric({
   name: 'rezolus_exporter_hosts', kind: MetricKind.Gauge, unit: Unit.Count, labels: [],

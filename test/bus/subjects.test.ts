@@ -1,0 +1,26 @@
+import test from 'ava';
+import { frameMsgId, hostFilterSubjects, hostToken, metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
+
+test('hostToken makes one lower-case subject token', (t) => {
+  t.is(hostToken('Web01.Example.com'), 'web01_example_com');
+  t.is(hostToken('db-2'), 'db-2');
+  t.is(hostToken('a b*>c'), 'a_b__c');
+  t.is(hostToken(''), '_');
+});
+
+test('metricsSubject and hostFilterSubjects agree on the token', (t) => {
+  t.is(metricsSubject('Web01.Example.com', 'cpu_usage'), 'rezolus.metrics.web01_example_com.cpu_usage');
+  t.deepEqual(hostFilterSubjects('*'), ['rezolus.metrics.*.>']);
+  t.deepEqual(hostFilterSubjects('web01, Web01 ,db.x'), ['rezolus.metrics.web01.>', 'rezolus.metrics.db_x.>']);
+  t.throws(() => metricsSubject('h', 'Bad.Name'));
+  t.is(frameMsgId('h.x', 'cpu_usage', 255, 7), 'h_x.cpu_usage.ff.7');
+});
+
+test('subjectMatches: the frame must name the host and sampler of its subject', (t) => {
+  const subject = metricsSubject('Web01.example.com', 'cpu_usage');
+  t.true(subjectMatches(subject, 'Web01.example.com', 'cpu_usage'));
+  t.true(subjectMatches(subject, 'web01_example_com', 'cpu_usage'), 'the token is what counts');
+  t.false(subjectMatches(subject, 'web02', 'cpu_usage'), 'another host');
+  t.false(subjectMatches(subject, 'Web01.example.com', 'memory_meminfo'), 'another sampler');
+  t.false(subjectMatches('rezolus.metrics.web01', 'web01', ''), 'no sampler token');
+});
