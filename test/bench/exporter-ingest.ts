@@ -1,0 +1,1002 @@
+/**
+ * What one exporter process can take: frames per second decoded and folded
+ * into ExporterState on one thread, and the time to render /metrics, for a
+ * simulated fleet of agents (default 1000 hosts × 10 samplers at 1 Hz), with
+ * the exporter's default configuration (loadExporterConfig(undefined)).
+ *
+ * Targets: ingest ≥ 50 000 frames/s per core; render of 100k series ≤ 50 ms.
+ *
+ *   npx tsx test/bench/exporter-ingest.ts                 # about 100 s
+ *   npx tsx test/bench/exporter-ingest.ts --hosts 500 --memory-seconds 20 --profile
+ *
+ * No NATS. The frames are real: every registry sampler is refreshed against
+ * test/fixtures/rootfs, its points are described and each (host, second)
+ * frame is encoded with encodeFrame(), with values varied per host, series and
+ * second. A tenth sampler slot is a copy of cpu_usage under another sampler
+ * name and other metric names (so its series are not duplicates of
+ * cpu_usage's on /metrics).
+ *
+ * Phases:
+ *  1. memory: the fleet's frames for --memory-seconds are written to a temp
+ *     file; two child processes (this script with --replay) play it back, one
+ *     ingesting only, one also rendering after each second (a 1 Hz scrape).
+ *     They hold no pre-encoded frames, so their RSS is the exporter's.
+ *  2. ingest: --warmup + --seconds seconds pre-encoded in memory, then timed
+ *     through frameFromMessage → ExporterState.ingest on this thread; then
+ *     cheaper paths over the same frames for a breakdown.
+ *  3. render: state.view + renderExposition, the whole fleet and a fleet
+ *     scaled to --series-target series (also with the oversampling view off).
+ *  4. GET /metrics: the real fastify app on a free loopback port, fetched by curl.
+ * --profile writes a V8 CPU profile of the timed ingest, render and nothing
+ * else to a temp dir and prints its top functions.
+ *
+ * A measurement, not a test: it exits 0 when a target is missed and says so.
+ * It stops the processes it started (curl, its children) on every exit path.
+ */
+import { execFile, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { KV } from '@nats-io/kv';
+import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { emptySkipStats, frameFromMessage, type SkipStats } from '../../src/bus/subscribe.js';
+import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
+import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
+import { renderExposition, type ExtraSeries, type RenderOptions, type RenderResult } from '../../src/exporter/render.js';
+import * as self from '../../src/exporter/self-metrics.js';
+import { ExporterState } from '../../src/exporter/state.js';
+import { decodeFrame, encodeFrame, resolveFrame } from '../../src/frame/codec.js';
+import { describe, hashDescriptorJson, parseDescriptor, type EncodedDescriptor } from '../../src/frame/descriptor.js';
+import type { Descriptor, Frame } from '../../src/frame/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { metric, type MetricDecl } from '../../src/metrics/metric.js';
+import { SAMPLERS } from '../../src/samplers/registry.js';
+import type { AgentIntrospection, Point, SamplerStats, Value } from '../../src/samplers/types.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+import { fmt, say } from './common.js';
+
+const { values: flags } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    renders: { type: 'string', default: '20' },
+    'memory-seconds': { type: 'string', default: '70' },
+    'series-target': { type: 'string', default: '100000' },
+    profile: { type: 'boolean', default: false },
+    /** internal: the memory phase's child process replays this file */
+    replay: { type: 'string' },
+    /** internal: whether the replaying child renders after each second */
+    'replay-render': { type: 'boolean', default: false },
+  },
+});
+const HOSTS = Number(flags.hosts);
+/** simulated seconds timed in the ingest phase */
+const SECONDS = Number(flags.seconds);
+/** simulated seconds ingested before the timing starts (JIT warm-up) */
+const WARMUP = Number(flags.warmup);
+const RENDERS = Number(flags.renders);
+const SERIES_TARGET = Number(flags['series-target']);
+/** simulated seconds replayed by the memory phase's child processes */
+const MEMORY_SECONDS = Number(flags['memory-seconds']);
+if (
+  ![HOSTS, SECONDS, WARMUP, RENDERS, SERIES_TARGET, MEMORY_SECONDS].every((n) => Number.isInteger(n) && n >= 1) ||
+  HOSTS > 20_000 || SECONDS + WARMUP > 120 || MEMORY_SECONDS > 600
+) {
+  process.stderr.write(
+    'usage: npx tsx test/bench/exporter-ingest.ts [--hosts N=1000 (≤ 20000)] [--seconds S=10] [--warmup W=3 (S+W ≤ 120)] [--renders R=20]\n' +
+      '         [--memory-seconds M=70 (≤ 600)] [--series-target 100000] [--profile]\n',
+  );
+  process.exit(2);
+}
+
+const TARGET_FRAMES_PER_S = 50_000;
+const TARGET_RENDER_MS = 50;
+/** sampler slots per host: the 9 registry samplers and one copy */
+const SLOTS = 10;
+const CLONE_OF = 'cpu_usage';
+const CLONE_NAME = 'bench_clone_cpu_usage';
+/**
+ * Messages handed to frameFromMessage() before the loop yields to the event
+ * loop (setImmediate), as nats-core delivers the messages of one socket read
+ * and then returns. 64 KiB reads of ~200 B frames are some 300 messages.
+ */
+const BATCH = 300;
+const SECOND_NS = 1_000_000_000n;
+/** the simulated timelines end this far in the future (s), so that forget() drops nothing during the run */
+const AHEAD_S = 120;
+/** render passes before the timed ones */
+const RENDER_WARMUP = 3;
+/** a run never takes longer than this */
+const WATCHDOG_MS = 10 * 60_000;
+
+v8.setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+/** processes started and not yet ended (curl, the replay children), and the temp dir of the replay file */
+const children = new Set<ChildProcess>();
+let tempDir: string | undefined;
+function cleanup(): void {
+  for (const c of children) c.kill('SIGKILL');
+  children.clear();
+  if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+  tempDir = undefined;
+}
+/** execFile that remembers the child until it ends, so cleanup() can stop it. */
+function run(file: string, args: readonly string[], timeoutMs: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(file, args, { maxBuffer: 1024 * 1024, timeout: timeoutMs, killSignal: 'SIGKILL' }, (error, stdout, stderr) => {
+      children.delete(child);
+      if (error === null) resolve(stdout);
+      else reject(new Error(`${file} ${args.join(' ')}: ${error.message}\n${stderr.slice(-2000)}`));
+    });
+    children.add(child);
+  });
+}
+const watchdog = setTimeout(() => {
+  process.stderr.write(`exporter-ingest: watchdog after ${WATCHDOG_MS / 1000} s\n`);
+  cleanup();
+  process.exit(1);
+}, WATCHDOG_MS);
+watchdog.unref();
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------- small helpers
+
+const MiB = 1024 * 1024;
+/** MiB: RSS, V8 heap used and committed (heapTotal), external (ArrayBuffer backing stores and the like). */
+function mem(): { rss: number; heapUsed: number; heapTotal: number; external: number } {
+  const m = process.memoryUsage();
+  return { rss: m.rss / MiB, heapUsed: m.heapUsed / MiB, heapTotal: m.heapTotal / MiB, external: m.external / MiB };
+}
+/** A full GC, then a pause: V8 hands freed pages back to the OS on a background thread, so RSS read at once is too high. */
+async function settle(): Promise<void> {
+  gc();
+  await new Promise((r) => setTimeout(r, 1000));
+  gc();
+}
+/** Resets the kernel's peak-RSS mark of this process (VmHWM); false where that is not allowed. */
+function resetPeakRss(): boolean {
+  try {
+    writeFileSync('/proc/self/clear_refs', '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+/** VmHWM of this process (the peak RSS since start or since resetPeakRss), MiB. */
+function peakRss(): number {
+  const kb = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
+  return kb === undefined ? Number.NaN : Number(kb) / 1024;
+}
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}
+const nowNs = (): bigint => process.hrtime.bigint();
+const msSince = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
+const int = (n: number): string => Math.round(n).toLocaleString('en-US');
+
+/** mulberry32: a small seeded PRNG, so every run builds the same fleet. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ---------------------------------------------------------------- the fleet
+
+type Vary = 'counter' | 'bigcounter' | 'gauge-int' | 'gauge-float';
+
+interface Slot {
+  readonly sampler: string;
+  readonly encoded: EncodedDescriptor;
+  readonly base: readonly Value[];
+  readonly vary: readonly Vary[];
+}
+
+/** The agent's self-view as the rezolus_self sampler sees it: ten samplers with plausible figures. */
+function fakeIntrospection(names: readonly string[]): AgentIntrospection {
+  return {
+    samplerStats: (): SamplerStats[] =>
+      names.map((name, i) => ({ name, refreshNs: BigInt(40_000 * (i + 1)) * 3600n, refreshes: 3600, errors: i % 3, skipped: 0, overruns: 0 })),
+    publishStats: () => ({ published: 32_400, dropped: 0, retries: 2, buffered: 0, bufferedBytes: 0 }),
+  };
+}
+
+async function buildSlots(): Promise<Slot[]> {
+  const log = silentLogger();
+  const names = [...SAMPLERS.map((s) => s.name), CLONE_NAME];
+  const agent = fakeIntrospection(names);
+  const readings = new Map<string, Point[]>();
+  for (const def of SAMPLERS) {
+    const sampler = await def.init({ procRoot: PROC, sysRoot: SYS, log, agent });
+    await sampler.refresh(); // the first refresh of some samplers primes a delta
+    readings.set(def.name, (await sampler.refresh()).points);
+    await sampler.close?.();
+  }
+  // The tenth slot: cpu_usage's points under other metric names, so the exporter sees other families.
+  const cloned = new Map<MetricDecl, MetricDecl>();
+  const source = readings.get(CLONE_OF);
+  if (source === undefined) throw new Error(`sampler ${CLONE_OF} gave no reading against the fixtures`);
+  readings.set(
+    CLONE_NAME,
+    source.map((p) => {
+      let m = cloned.get(p.metric);
+      if (m === undefined) cloned.set(p.metric, (m = metric({ ...p.metric, name: `bench_clone_${p.metric.name}` })));
+      return { metric: m, labels: p.labels, value: p.value };
+    }),
+  );
+  const slots: Slot[] = [];
+  for (const name of names) {
+    const points = readings.get(name) ?? [];
+    if (points.length === 0) throw new Error(`sampler ${name} gave no points against the fixtures`);
+    slots.push({
+      sampler: name,
+      encoded: describe(name, points),
+      base: points.map((p) => p.value),
+      vary: points.map((p): Vary => {
+        if (typeof p.value === 'bigint') return 'bigcounter';
+        if (typeof p.value !== 'number') throw new Error(`${name}: histogram values are not simulated`);
+        if (p.metric.kind === 'counter') return 'counter';
+        return Number.isInteger(p.value) ? 'gauge-int' : 'gauge-float';
+      }),
+    });
+  }
+  if (slots.length !== SLOTS) throw new Error(`expected ${SLOTS} sampler slots, built ${slots.length}`);
+  return slots;
+}
+
+/** The values of one slot on host h at second t: counters grow at a per-host, per-series rate, gauges wobble. */
+function valuesAt(slot: Slot, h: number, t: number): Value[] {
+  const out = new Array<Value>(slot.base.length);
+  for (let i = 0; i < slot.base.length; i++) {
+    const b = slot.base[i] as Value;
+    const mix = (Math.imul(h + 1, 0x9e3779b1) ^ Math.imul(i + 1, 0x85ebca6b)) >>> 0;
+    const rate = 1 + (mix % 50_000);
+    switch (slot.vary[i]) {
+      case 'counter':
+        out[i] = (b as number) + h * 7919 + (t + 1) * rate;
+        break;
+      case 'bigcounter':
+        out[i] = (b as bigint) + BigInt(h * 7919 + (t + 1) * rate);
+        break;
+      case 'gauge-int':
+        out[i] = (b as number) + ((mix + t * 13) % 101);
+        break;
+      default:
+        out[i] = (b as number) * (1 + ((mix + t * 13) % 1000) / 10_000) + 0.001 * (t + 1);
+    }
+  }
+  return out;
+}
+
+/** Messages as the subscription callback sees them: payload and subject. */
+interface Messages {
+  readonly frames: readonly Uint8Array[];
+  /** subjects[i] is the subject frames[i] came on */
+  readonly subjects: readonly string[];
+}
+
+interface Second extends Messages {
+  /** every frame of this simulated second, as subarrays of one buffer (like the payloads of one socket read) */
+  readonly frames: Uint8Array[];
+  readonly subjects: string[];
+  readonly bytes: number;
+}
+
+/**
+ * The frames of `hosts` hosts for seconds [from, from + count): every host
+ * sends one frame per slot per second; within a second the (host, slot)
+ * order is shuffled, as 1000 agents interleave on the bus.
+ */
+function encodeSeconds(slots: readonly Slot[], hosts: number, from: number, count: number, t0Ns: bigint): Second[] {
+  const rnd = prng(0x5eed);
+  const instances = Array.from({ length: hosts }, () => 1 + Math.floor(rnd() * (2 ** 32 - 2)));
+  const hostNames = Array.from({ length: hosts }, (_, h) => `host-${String(h).padStart(5, '0')}`);
+  const subjectOf = hostNames.map((host) => slots.map((slot) => metricsSubject(host, slot.sampler)));
+  const order = Array.from({ length: hosts * slots.length }, (_, k) => k);
+  const out: Second[] = [];
+  for (let t = from; t < from + count; t++) {
+    for (let k = order.length - 1; k > 0; k--) {
+      const j = Math.floor(rnd() * (k + 1));
+      [order[k], order[j]] = [order[j] as number, order[k] as number];
+    }
+    const parts: Uint8Array[] = [];
+    const subjects: string[] = [];
+    for (const k of order) {
+      const h = Math.floor(k / slots.length);
+      const slot = slots[k % slots.length] as Slot;
+      // each host ticks at its own phase within the second; a refresh takes 50–300 µs
+      const endNs = t0Ns + BigInt(t) * SECOND_NS + BigInt((h * 7_919_000) % 900_000_000);
+      const beginNs = endNs - BigInt(50_000 + ((h + k) % 250) * 1000);
+      subjects.push((subjectOf[h] as string[])[k % slots.length] as string);
+      parts.push(
+        encodeFrame(
+          { host: hostNames[h] as string, sampler: slot.sampler, instance: instances[h] as number, seq: t + 1, beginNs, endNs, descriptor: slot.encoded.hash },
+          valuesAt(slot, h, t),
+        ),
+      );
+    }
+    const all = Buffer.concat(parts);
+    const frames: Uint8Array[] = [];
+    let at = 0;
+    for (const p of parts) {
+      frames.push(all.subarray(at, at + p.byteLength));
+      at += p.byteLength;
+    }
+    out.push({ frames, subjects, bytes: all.byteLength });
+  }
+  return out;
+}
+
+/** A KV stand-in that serves the descriptors the agents would have put: DescriptorCache's first miss goes through it. */
+function fakeDescriptorBucket(descriptors: readonly string[]): KV {
+  const json = new Map(descriptors.map((j) => [hashDescriptorJson(j), j]));
+  const kv = {
+    async get(key: string) {
+      const j = json.get(key);
+      return j === undefined ? null : { value: Buffer.from(j), string: () => j };
+    },
+  };
+  return kv as unknown as KV;
+}
+
+// ---------------------------------------------------------------- profiling (--profile)
+
+interface CallFrame {
+  readonly functionName: string;
+  readonly url: string;
+  readonly lineNumber: number;
+}
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: CallFrame;
+  readonly children?: readonly number[];
+}
+interface CpuProfile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}
+
+let session: Session | undefined;
+let profileDir: string | undefined;
+
+async function profileStart(): Promise<void> {
+  if (!flags.profile) return;
+  if (session === undefined) {
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    profileDir = mkdtempSync(join(tmpdir(), 'rezolus-bench-ingest-prof-'));
+  }
+  await session.post('Profiler.start');
+}
+
+function where(f: CallFrame): string {
+  const name = f.functionName === '' ? '(anonymous)' : f.functionName;
+  if (f.url === '') return name;
+  const nm = f.url.lastIndexOf('/node_modules/');
+  const src = f.url.indexOf('/src/');
+  const test = f.url.indexOf('/test/');
+  const short = nm >= 0 ? f.url.slice(nm + 14) : src >= 0 ? f.url.slice(src + 1) : test >= 0 ? f.url.slice(test + 1) : f.url;
+  return `${name}  ${short}:${f.lineNumber + 1}`;
+}
+
+async function profileStop(phase: string, top = 15): Promise<void> {
+  if (session === undefined || profileDir === undefined) return;
+  const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
+  const file = join(profileDir, `${phase}.cpuprofile`);
+  writeFileSync(file, JSON.stringify(profile));
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) {
+    byId.set(n.id, n);
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  let busy = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    const dt = profile.timeDeltas[i + 1] ?? 0;
+    const node = byId.get(profile.samples[i] as number);
+    if (node === undefined || node.callFrame.functionName === '(idle)') continue;
+    busy += dt;
+    const k = where(node.callFrame);
+    self.set(k, (self.get(k) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
+      const f = (byId.get(cur) as ProfileNode).callFrame;
+      if (f.functionName === '(root)') break;
+      const key = where(f);
+      if (!seen.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
+      seen.add(key);
+    }
+  }
+  const table = (title: string, m: Map<string, number>): void => {
+    say(`  ${title}`);
+    for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) {
+      say(`    ${fmt(us / 1000, 1).padStart(8)} ms ${fmt((us / busy) * 100, 1).padStart(5)} %  ${k}`);
+    }
+  };
+  say(`\nprofile of ${phase} (${fmt(busy / 1000, 0)} ms busy, sampled every 100 µs; ${file})`);
+  table('self time', self);
+  table('inclusive time', inclusive);
+}
+
+// ---------------------------------------------------------------- ingest
+
+interface IngestRun {
+  readonly frames: number;
+  readonly wallMs: number;
+  readonly cpuMs: number;
+  /** wall ms of each timed simulated second */
+  readonly perSecondMs: readonly number[];
+}
+
+type Consumer = (messages: Messages) => Promise<void> | void;
+
+async function timed(seconds: readonly Second[], warm: number, consume: Consumer): Promise<IngestRun> {
+  for (const s of seconds.slice(0, warm)) await consume(s);
+  gc();
+  const perSecondMs: number[] = [];
+  let frames = 0;
+  const cpu0 = process.cpuUsage();
+  const t0 = nowNs();
+  for (const s of seconds.slice(warm)) {
+    const ts = nowNs();
+    await consume(s);
+    perSecondMs.push(msSince(ts));
+    frames += s.frames.length;
+  }
+  const wallMs = msSince(t0);
+  const cpu = process.cpuUsage(cpu0);
+  return { frames, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, perSecondMs };
+}
+
+const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * The exporter's path, as subscribeFrames' callback does it:
+ * frameFromMessage(...).then(subject check, ingest), in socket-read-sized batches.
+ */
+function asyncConsumer(state: ExporterState, cache: DescriptorCache, skipped: SkipStats): Consumer {
+  const onError = (e: unknown): void => {
+    throw e;
+  };
+  return async ({ frames, subjects }) => {
+    for (let i = 0; i < frames.length; i += BATCH) {
+      const end = Math.min(frames.length, i + BATCH);
+      for (let j = i; j < end; j++) {
+        const subject = subjects[j] as string;
+        frameFromMessage(frames[j] as Uint8Array, cache, skipped).then((frame: Frame | undefined) => {
+          if (frame === undefined) return;
+          if (subjectMatches(subject, frame.host, frame.sampler)) state.ingest(frame);
+          else skipped.wrongSubject++;
+        }, onError);
+      }
+      await yieldToLoop();
+    }
+  };
+}
+
+/** The same work without promises: decodeFrame → Map lookup → resolveFrame → subject check → ingest. */
+function syncConsumer(state: ExporterState, known: ReadonlyMap<string, Descriptor>): Consumer {
+  return ({ frames, subjects }) => {
+    for (let i = 0; i < frames.length; i++) {
+      const frame = resolveFrameOf(frames[i] as Uint8Array, known);
+      if (subjectMatches(subjects[i] as string, frame.host, frame.sampler)) state.ingest(frame);
+    }
+  };
+}
+function resolveFrameOf(data: Uint8Array, known: ReadonlyMap<string, Descriptor>): Frame {
+  const raw = decodeFrame(data);
+  return resolveFrame(raw, known.get(raw.descriptor) as Descriptor);
+}
+
+let sink = 0;
+function decodeOnly(): Consumer {
+  return ({ frames }) => {
+    for (const data of frames) sink += decodeFrame(data).values.length;
+  };
+}
+function decodeResolve(known: ReadonlyMap<string, Descriptor>): Consumer {
+  return ({ frames }) => {
+    for (const data of frames) {
+      const raw = decodeFrame(data);
+      sink += resolveFrame(raw, known.get(raw.descriptor) as Descriptor).values.length;
+    }
+  };
+}
+
+// ---------------------------------------------------------------- render
+
+/**
+ * The exporter's own series as buildExporterApp appends them to /metrics (its
+ * selfSeries is private; this mirrors it): counters of frames, per-host last
+ * frame age, sources, dropped series.
+ */
+function selfSeries(state: ExporterState, skipped: SkipStats, dropped: number, nowMs: number): ExtraSeries[] {
+  const own = (m: MetricDecl, value: number, labels?: Record<string, string>): ExtraSeries => ({
+    name: m.name,
+    kind: m.kind as 'counter' | 'gauge',
+    unit: m.unit,
+    help: m.description,
+    value,
+    ...(labels ? { labels } : {}),
+  });
+  const s = state.stats;
+  const received = s.ingested + s.outOfOrder + s.contested + skipped.garbage + skipped.unknownDescriptor + skipped.invalid + skipped.wrongSubject;
+  const last = state.lastFrameByHost();
+  const out = [
+    own(self.framesReceived, received),
+    own(self.framesUsed, s.ingested),
+    own(self.framesSkipped, skipped.garbage, { reason: 'garbage' }),
+    own(self.framesSkipped, skipped.unknownDescriptor, { reason: 'unknown_descriptor' }),
+    own(self.framesSkipped, skipped.invalid, { reason: 'invalid' }),
+    own(self.framesSkipped, skipped.wrongSubject, { reason: 'wrong_subject' }),
+    own(self.framesSkipped, s.outOfOrder, { reason: 'out_of_order' }),
+    own(self.framesSkipped, s.contested, { reason: 'contested' }),
+    own(self.hosts, last.size),
+    own(self.sources, state.size),
+    own(self.seriesDropped, dropped),
+  ];
+  for (const host of [...last.keys()].sort()) {
+    out.push(own(self.lastFrameAge, Math.max(0, nowMs - Number((last.get(host) as bigint) / 1_000_000n)), { host }));
+  }
+  out.push(own(self.natsConnected, 1));
+  return out;
+}
+
+/** The render options runExporter derives from the config. */
+function renderOptionsOf(c: ExporterConfig): Omit<RenderOptions, 'extra'> {
+  return {
+    summaries: c.summaries,
+    percentiles: c.percentiles,
+    histograms: c.histograms,
+    histogramGroupingPower: c.histogramGroupingPower,
+    ratePercentiles: c.oversamplePercentiles,
+  };
+}
+
+/** ExporterState as runExporter builds it. */
+function newState(c: ExporterConfig): ExporterState {
+  return new ExporterState({ intervalNs: BigInt(c.intervalMs) * 1_000_000n, oversample: c.oversampleMetrics });
+}
+
+interface RenderRun {
+  readonly result: RenderResult;
+  readonly textBytes: number;
+  readonly totalMs: readonly number[];
+  readonly viewMs: readonly number[];
+  readonly renderMs: readonly number[];
+}
+
+function renderRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number): RenderRun {
+  const options = renderOptionsOf(config);
+  const intervalNs = BigInt(config.intervalMs) * 1_000_000n;
+  const totalMs: number[] = [];
+  const viewMs: number[] = [];
+  const renderMs: number[] = [];
+  let result: RenderResult | undefined;
+  let dropped = 0;
+  for (let k = 0; k < RENDER_WARMUP + runs; k++) {
+    const t0 = nowNs();
+    const view = state.view(intervalNs);
+    const t1 = nowNs();
+    result = renderExposition(view, { ...options, extra: selfSeries(state, skipped, dropped, Date.now()) });
+    const t2 = nowNs();
+    dropped = result.duplicates + result.conflicts + result.invalid;
+    if (k < RENDER_WARMUP) continue;
+    viewMs.push(Number(t1 - t0) / 1e6);
+    renderMs.push(Number(t2 - t1) / 1e6);
+    totalMs.push(Number(t2 - t0) / 1e6);
+  }
+  const r = result as RenderResult;
+  const by = (a: number, b: number): number => a - b;
+  return { result: r, textBytes: Buffer.byteLength(r.text), totalMs: totalMs.sort(by), viewMs: viewMs.sort(by), renderMs: renderMs.sort(by) };
+}
+
+function renderLine(label: string, r: RenderRun): void {
+  const q = (a: readonly number[], p: number): string => fmt(quantile(a, p), 1);
+  say(
+    `  ${label}: ${int(r.result.series)} series, ${fmt(r.textBytes / MiB, 2)} MiB of text; ` +
+      `view+render median ${q(r.totalMs, 0.5)} ms, p90 ${q(r.totalMs, 0.9)} ms, min ${q(r.totalMs, 0)} ms, max ${q(r.totalMs, 1)} ms ` +
+      `(view() median ${q(r.viewMs, 0.5)} ms, renderExposition median ${q(r.renderMs, 0.5)} ms); ` +
+      `dropped: ${r.result.duplicates} duplicate, ${r.result.conflicts} conflict, ${r.result.invalid} invalid`,
+  );
+}
+
+// ---------------------------------------------------------------- main
+
+function machine(): string {
+  const cpuinfo = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1]?.trim() ?? 'unknown CPU';
+  return `nproc ${availableParallelism()}, ${model}, node ${process.version}, load ${loadavg().map((l) => fmt(l, 2)).join(' ')}`;
+}
+
+// ---------------------------------------------------------------- memory phase (a child process replays a file)
+
+type Mem = ReturnType<typeof mem>;
+
+interface ReplayResult {
+  readonly start: Mem;
+  /** after the last second, the last render's text dropped, GC */
+  readonly ingested: Mem;
+  /** right after one more render, its text alive, no GC */
+  readonly rendered: Mem;
+  /** VmHWM over the replay (reset after start-up), MiB */
+  readonly peakRss: number;
+  /** per second after the first REPLAY_SKIP: ingest wall ms, render (view + renderExposition) wall ms */
+  readonly ingestMs: readonly number[];
+  readonly renderMs: readonly number[];
+  readonly series: number;
+  readonly tracks: number;
+}
+
+/** seconds of the replay left out of its timings (JIT warm-up) */
+const REPLAY_SKIP = 5;
+
+const u32 = (n: number): Buffer => {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32LE(n);
+  return b;
+};
+
+/**
+ * Encodes MEMORY_SECONDS seconds of the fleet into a temporary file, second by
+ * second, and has a fresh process (this script with --replay) play it back:
+ * that process holds no pre-encoded frames and does no encoding, so its memory
+ * is the exporter's. Layout: u32 header length, header JSON; per second u32
+ * block length, then per message u32 length and the subject, u32 length and the frame.
+ */
+async function replayPhase(slots: readonly Slot[]): Promise<{ ingestOnly: ReplayResult; withRenders: ReplayResult }> {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-bench-ingest-'));
+  tempDir = dir;
+  const file = join(dir, 'frames.bin');
+  try {
+    const tw = nowNs();
+    const fd = openSync(file, 'w');
+    let bytes = 0;
+    try {
+      const header = Buffer.from(JSON.stringify({ seconds: MEMORY_SECONDS, descriptors: slots.map((s) => s.encoded.json) }));
+      writeSync(fd, u32(header.byteLength));
+      writeSync(fd, header);
+      const t0Ns = BigInt(Date.now() - MEMORY_SECONDS * 1000) * 1_000_000n;
+      for (let t = 0; t < MEMORY_SECONDS; t++) {
+        const { frames, subjects } = encodeSeconds(slots, HOSTS, t, 1, t0Ns)[0] as Second;
+        const parts: Uint8Array[] = [];
+        for (let i = 0; i < frames.length; i++) {
+          const subject = Buffer.from(subjects[i] as string, 'latin1');
+          const f = frames[i] as Uint8Array;
+          parts.push(u32(subject.byteLength), subject, u32(f.byteLength), f);
+        }
+        const block = Buffer.concat(parts);
+        writeSync(fd, u32(block.byteLength));
+        writeSync(fd, block);
+        bytes += block.byteLength;
+      }
+    } finally {
+      closeSync(fd);
+    }
+    say(
+      `\nmemory phase: ${MEMORY_SECONDS} s of the fleet encoded to a file (${fmt(bytes / MiB, 0)} MiB, ${fmt(msSince(tw) / 1000, 1)} s); ` +
+        'two child processes replay it: one only ingests, the other also renders after each second (a 1 Hz scrape)',
+    );
+    const script = fileURLToPath(import.meta.url);
+    const child = async (render: boolean): Promise<ReplayResult> => {
+      const stdout = await run(process.execPath, [...process.execArgv, script, '--replay', file, ...(render ? ['--replay-render'] : [])], WATCHDOG_MS / 3);
+      return JSON.parse(stdout.trim().split('\n').pop() ?? '') as ReplayResult;
+    };
+    const ingestOnly = await child(false);
+    const withRenders = await child(true);
+    return { ingestOnly, withRenders };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    tempDir = undefined;
+  }
+}
+
+/** The child of replayPhase: an exporter without NATS and HTTP, fed from the file. Prints one JSON line. */
+async function replayMain(file: string, render: boolean): Promise<void> {
+  const config = loadExporterConfig(undefined);
+  const intervalNs = BigInt(config.intervalMs) * 1_000_000n;
+  const options = renderOptionsOf(config);
+  gc();
+  const start = mem();
+  const fd = openSync(file, 'r');
+  let pos = 0;
+  const read = (n: number): Buffer => {
+    const b = Buffer.allocUnsafe(n);
+    if (readSync(fd, b, 0, n, pos) !== n) throw new Error(`${file}: short read at ${pos}`);
+    pos += n;
+    return b;
+  };
+  const header = JSON.parse(read(read(4).readUInt32LE()).toString()) as { seconds: number; descriptors: string[] };
+  const cache = new DescriptorCache(fakeDescriptorBucket(header.descriptors), silentLogger());
+  const state = newState(config);
+  const skipped = emptySkipStats();
+  const consume = asyncConsumer(state, cache, skipped);
+  const ingestMs: number[] = [];
+  const renderMs: number[] = [];
+  /** the last render's text stays referenced until the next render, as a reply body would */
+  let text: string | undefined;
+  let series = 0;
+  resetPeakRss();
+  for (let t = 0; t < header.seconds; t++) {
+    // one second of messages, as the socket would deliver them
+    const block = read(read(4).readUInt32LE());
+    const frames: Uint8Array[] = [];
+    const subjects: string[] = [];
+    for (let at = 0; at < block.byteLength; ) {
+      const s = block.readUInt32LE(at);
+      subjects.push(block.toString('latin1', at + 4, at + 4 + s));
+      at += 4 + s;
+      const n = block.readUInt32LE(at);
+      frames.push(block.subarray(at + 4, at + 4 + n));
+      at += 4 + n;
+    }
+    const t0 = nowNs();
+    await consume({ frames, subjects });
+    const t1 = nowNs();
+    if (render) {
+      const r = renderExposition(state.view(intervalNs), { ...options, extra: selfSeries(state, skipped, 0, Date.now()) });
+      text = r.text;
+      series = r.series;
+    }
+    const t2 = nowNs();
+    if (t >= REPLAY_SKIP) {
+      ingestMs.push(Number(t1 - t0) / 1e6);
+      renderMs.push(Number(t2 - t1) / 1e6);
+    }
+  }
+  closeSync(fd);
+  const peak = peakRss();
+  if (state.stats.ingested === 0 || (render && text === undefined)) throw new Error('nothing replayed');
+  text = undefined;
+  await settle();
+  const ingested = mem();
+  const again = renderExposition(state.view(intervalNs), { ...options, extra: selfSeries(state, skipped, 0, Date.now()) });
+  const rendered = mem();
+  const by = (a: number, b: number): number => a - b;
+  const result: ReplayResult = {
+    start,
+    ingested,
+    rendered,
+    peakRss: peak,
+    ingestMs: ingestMs.sort(by),
+    renderMs: renderMs.sort(by),
+    series: Math.max(series, again.series),
+    tracks: state.size,
+  };
+  say(JSON.stringify(result));
+}
+
+// ---------------------------------------------------------------- HTTP
+
+interface HttpRun {
+  readonly ms: readonly number[];
+  readonly bytes: number;
+}
+
+/**
+ * GET /metrics over loopback: the exporter's fastify app (buildExporterApp, as
+ * runExporter builds it) listening on a free port of 127.0.0.1, fetched by curl
+ * (time_total: connect to last byte). curl runs in its own process, so the
+ * figure is the server's work plus the transfer, not a client's parsing.
+ */
+async function httpRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number): Promise<HttpRun> {
+  const { buildExporterApp } = await import('../../src/exporter/app.js');
+  const app = buildExporterApp({
+    state,
+    skipped,
+    intervalMs: config.intervalMs,
+    forgetAfterMs: config.forgetAfterMs,
+    render: renderOptionsOf(config),
+    natsConnected: () => true,
+    log: silentLogger(),
+  });
+  const ms: number[] = [];
+  let bytes = 0;
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const url = `http://127.0.0.1:${port}/metrics`;
+    for (let k = 0; k < RENDER_WARMUP + runs; k++) {
+      const stdout = await run('curl', ['-sS', '-o', '/dev/null', '--max-time', '60', '-w', '%{http_code} %{time_total} %{size_download}', url], 70_000);
+      const [code, seconds, size] = stdout.trim().split(' ');
+      if (code !== '200') throw new Error(`GET ${url}: HTTP ${code}`);
+      if (k >= RENDER_WARMUP) ms.push(Number(seconds) * 1000);
+      bytes = Number(size);
+    }
+  } finally {
+    await app.close();
+  }
+  return { ms: ms.sort((a, b) => a - b), bytes };
+}
+
+async function main(): Promise<void> {
+  const config = loadExporterConfig(undefined);
+  const intervalNs = BigInt(config.intervalMs) * 1_000_000n;
+  say(`exporter-ingest: ${HOSTS} hosts × ${SLOTS} sampler slots at 1 Hz`);
+  say(`machine: ${machine()}`);
+  say(
+    `exporter defaults: interval ${config.intervalMs} ms, summaries ${config.summaries}, histograms ${config.histograms}, ` +
+      `oversample [${config.oversampleMetrics.join(', ')}] at [${config.oversamplePercentiles.join(', ')}]`,
+  );
+  const slots = await buildSlots();
+  const seriesPerHost = slots.reduce((a, s) => a + s.base.length, 0);
+  say(`  fleet: ${SLOTS} slots, ${seriesPerHost} series per host in frames (${slots.map((s) => `${s.sampler} ${s.base.length}`).join(', ')})`);
+
+  // ---- memory and the 1 Hz duty cycle, in a child process that only ingests and renders
+  const { ingestOnly, withRenders: replay } = await replayPhase(slots);
+  gc();
+
+  // ---- ingest timing, over pre-encoded frames
+  const tBuild = nowNs();
+  const totalSeconds = WARMUP + SECONDS;
+  // The simulated timeline ends AHEAD_S seconds from now, so the /metrics handler's forget()
+  // (forget_after, 1 min by default) keeps every host until the end of the run.
+  const t0Ns = BigInt(Date.now() + (AHEAD_S - totalSeconds) * 1000) * 1_000_000n;
+  const seconds = encodeSeconds(slots, HOSTS, 0, totalSeconds, t0Ns);
+  const frameCount = seconds.reduce((a, s) => a + s.frames.length, 0);
+  const frameBytes = seconds.reduce((a, s) => a + s.bytes, 0);
+  say(
+    `\n${int(frameCount)} frames pre-encoded (${WARMUP} s warm-up + ${SECONDS} s timed), ${fmt(frameBytes / frameCount, 0)} B per frame on average, ` +
+      `in ${fmt(msSince(tBuild) / 1000, 1)} s`,
+  );
+  const known = new Map<string, Descriptor>(slots.map((s) => [s.encoded.hash, parseDescriptor(s.encoded.json)]));
+  const cache = new DescriptorCache(fakeDescriptorBucket(slots.map((s) => s.encoded.json)), silentLogger());
+  const skipped = emptySkipStats();
+  const state = newState(config);
+  const consumer = asyncConsumer(state, cache, skipped);
+  for (const s of seconds.slice(0, WARMUP)) await consumer(s);
+  await profileStart();
+  const main = await timed(seconds.slice(WARMUP), 0, consumer);
+  await profileStop('ingest');
+  if (state.stats.ingested !== frameCount || skipped.garbage + skipped.invalid + skipped.unknownDescriptor + skipped.wrongSubject > 0) {
+    throw new Error(`ingested ${state.stats.ingested} of ${frameCount} frames; skipped ${JSON.stringify(skipped)}, state ${JSON.stringify(state.stats)}`);
+  }
+  // the same frames through cheaper paths, each into a fresh state: where the time goes
+  const syncRun = await timed(seconds, WARMUP, syncConsumer(newState(config), known));
+  const noRatesRun = await timed(seconds, WARMUP, syncConsumer(new ExporterState({ intervalNs }), known));
+  const decodeRun = await timed(seconds, WARMUP, decodeOnly());
+  const resolveRun = await timed(seconds, WARMUP, decodeResolve(known));
+  seconds.length = 0;
+  gc();
+
+  // ---- render timing: the whole fleet, then a fleet scaled to about SERIES_TARGET series
+  await profileStart();
+  const full = renderRuns(state, skipped, config, RENDERS);
+  await profileStop('render');
+  const scaledHosts = Math.max(1, Math.round(SERIES_TARGET / (full.result.series / HOSTS)));
+  const scaledState = newState(config);
+  const scaledSkipped = emptySkipStats();
+  {
+    const scaledConsumer = asyncConsumer(scaledState, cache, scaledSkipped);
+    for (const s of encodeSeconds(slots, scaledHosts, 0, 3, BigInt(Date.now() + (AHEAD_S - 3) * 1000) * 1_000_000n)) await scaledConsumer(s);
+  }
+  gc();
+  const scaled = renderRuns(scaledState, scaledSkipped, config, RENDERS);
+  // the same target with the oversampling view off ([oversample] metrics = []): fewer lines per host, more hosts
+  const plainConfig: ExporterConfig = { ...config, oversampleMetrics: [] };
+  const plainHosts = Math.max(1, Math.round(SERIES_TARGET / (seriesPerHost + 1)));
+  let plain: RenderRun;
+  {
+    const plainState = newState(plainConfig);
+    const plainSkipped = emptySkipStats();
+    const plainConsumer = asyncConsumer(plainState, cache, plainSkipped);
+    for (const s of encodeSeconds(slots, plainHosts, 0, 3, BigInt(Date.now() + (AHEAD_S - 3) * 1000) * 1_000_000n)) await plainConsumer(s);
+    gc();
+    plain = renderRuns(plainState, plainSkipped, plainConfig, RENDERS);
+  }
+
+  // ---- GET /metrics over loopback
+  gc();
+  const httpScaled = await httpRuns(scaledState, scaledSkipped, config, RENDERS);
+  gc();
+  const httpFull = await httpRuns(state, skipped, config, Math.min(RENDERS, 10));
+  const forgotten = state.stats.forgotten + scaledState.stats.forgotten;
+  if (forgotten > 0) say(`warning: forget() dropped ${forgotten} tracks during the HTTP runs (the run took more than ${AHEAD_S} s?)`);
+
+  // ---- report
+  const rate = (r: IngestRun): number => r.frames / (r.wallMs / 1000);
+  const perSec = [...main.perSecondMs].sort((a, b) => a - b);
+  const usPer = (r: IngestRun): number => (r.wallMs * 1000) / r.frames;
+  const q = (a: readonly number[], p: number): string => fmt(quantile(a, p), 1);
+  say(`\nmemory phase (child processes: ${int(replay.tracks)} tracks, ${int(replay.series)} series per render, ${MEMORY_SECONDS} s, the first ${REPLAY_SKIP} s left out of the timings)`);
+  const memRow = (label: string, m: Mem): void =>
+    say(
+      `  ${label.padEnd(50)} RSS ${fmt(m.rss, 1).padStart(7)} MiB   heapUsed ${fmt(m.heapUsed, 1).padStart(6)} MiB of ${fmt(m.heapTotal, 1).padStart(6)} MiB committed   ` +
+        `external ${fmt(m.external, 1).padStart(5)} MiB`,
+    );
+  memRow('at start (modules loaded)', replay.start);
+  memRow('ingest only: at the end, GC, 1 s pause', ingestOnly.ingested);
+  say(`  ${'ingest only: peak RSS (VmHWM)'.padEnd(50)} ${fmt(ingestOnly.peakRss, 1)} MiB`);
+  memRow('ingest + 1 Hz renders: at the end, GC, 1 s pause', replay.ingested);
+  memRow('ingest + 1 Hz renders: right after a render', replay.rendered);
+  say(`  ${'ingest + 1 Hz renders: peak RSS (VmHWM)'.padEnd(50)} ${fmt(replay.peakRss, 1)} MiB`);
+  say(`  per second: ingest median ${q(replay.ingestMs, 0.5)} ms (p90 ${q(replay.ingestMs, 0.9)}), render median ${q(replay.renderMs, 0.5)} ms (p90 ${q(replay.renderMs, 0.9)}, max ${q(replay.renderMs, 1)})`);
+  say(`\ningest (one thread; ${int(main.frames)} frames over ${SECONDS} simulated seconds, after ${WARMUP} s warm-up)`);
+  say(
+    `  frameFromMessage → .then(ingest), batches of ${BATCH}: ${int(rate(main))} frames/s wall, ` +
+      `${int(main.frames / (main.cpuMs / 1000))} frames/s per CPU-second (process CPU incl. GC threads ${fmt(main.cpuMs, 0)} ms for ${fmt(main.wallMs, 0)} ms wall); ` +
+      `${fmt(usPer(main), 2)} µs per frame; one simulated second (${int(HOSTS * SLOTS)} frames) took ${fmt(quantile(perSec, 0), 0)}–${fmt(quantile(perSec, 1), 0)} ms, median ${fmt(quantile(perSec, 0.5), 0)} ms`,
+  );
+  say('  breakdown, µs per frame (sync passes over the same frames, each into a fresh state):');
+  const step = (label: string, us: number, r: IngestRun): void => say(`    ${label.padEnd(58)} ${fmt(us, 2).padStart(6)}  (${int(rate(r))} frames/s cumulative)`);
+  step('decodeFrame', usPer(decodeRun), decodeRun);
+  step('+ resolveFrame', usPer(resolveRun) - usPer(decodeRun), resolveRun);
+  step('+ subject check + ExporterState.ingest, no oversampling', usPer(noRatesRun) - usPer(resolveRun), noRatesRun);
+  step('+ oversampling rates (default metrics)', usPer(syncRun) - usPer(noRatesRun), syncRun);
+  step("+ frameFromMessage's promises, DescriptorCache", usPer(main) - usPer(syncRun), main);
+
+  say("\nrender (state.view(interval) + renderExposition with the config defaults and the exporter's own series)");
+  renderLine(`${HOSTS} hosts`, full);
+  renderLine(`${scaledHosts} hosts`, scaled);
+  renderLine(`${plainHosts} hosts, oversampling off`, plain);
+  const httpLine = (label: string, r: HttpRun): void =>
+    say(`  GET /metrics over loopback (curl), ${label}: median ${fmt(quantile(r.ms, 0.5), 1)} ms, p90 ${fmt(quantile(r.ms, 0.9), 1)} ms, ${r.ms.length} runs, ${fmt(r.bytes / MiB, 2)} MiB body`);
+  httpLine(`${scaledHosts} hosts`, httpScaled);
+  httpLine(`${HOSTS} hosts`, httpFull);
+
+  const ingestMet = rate(main) >= TARGET_FRAMES_PER_S;
+  const scaledP50 = quantile(scaled.totalMs, 0.5);
+  const scaledP90 = quantile(scaled.totalMs, 0.9);
+  const renderMet = scaledP90 <= TARGET_RENDER_MS;
+  const row = (a: string, b: string, c: string, d: string): void => say(`  ${a.padEnd(46)} ${b.padStart(26)}  ${c.padEnd(12)} ${d}`);
+  say('\nsummary');
+  row('figure', 'measured', 'target', 'verdict');
+  row('ingest, frames/s on one thread', int(rate(main)), '≥ 50,000', ingestMet ? 'met' : 'NOT MET');
+  row(`render ${int(scaled.result.series)} series (${scaledHosts} hosts), ms`, `${fmt(scaledP50, 1)} median, ${fmt(scaledP90, 1)} p90`, '≤ 50', renderMet ? 'met (p90)' : 'NOT MET (p90)');
+  row(
+    `render ${int(full.result.series)} series (${HOSTS} hosts), ms`,
+    `${fmt(quantile(full.totalMs, 0.5), 1)} median, ${fmt(quantile(full.totalMs, 0.9), 1)} p90`,
+    '',
+    `${fmt((quantile(full.totalMs, 0.5) / full.result.series) * 1e6, 0)} ns per series`,
+  );
+  row(
+    `render ${int(plain.result.series)} series, oversampling off, ms`,
+    `${fmt(quantile(plain.totalMs, 0.5), 1)} median, ${fmt(quantile(plain.totalMs, 0.9), 1)} p90`,
+    '(≤ 50)',
+    quantile(plain.totalMs, 0.9) <= TARGET_RENDER_MS ? 'met (p90)' : 'not met (p90)',
+  );
+  row(`GET /metrics, ${scaledHosts} hosts, ms`, `${fmt(quantile(httpScaled.ms, 0.5), 1)} median, ${fmt(quantile(httpScaled.ms, 0.9), 1)} p90`, '', '');
+  row(`exporter process at start (tsx loaded), MiB`, fmt(replay.start.rss, 1), '', `heapUsed ${fmt(replay.start.heapUsed, 1)}`);
+  row(`RSS, ${HOSTS} hosts ingested (${MEMORY_SECONDS} s), GC, MiB`, fmt(replay.ingested.rss, 1), '', `heapUsed ${fmt(replay.ingested.heapUsed, 1)}`);
+  row('RSS right after a render, MiB', fmt(replay.rendered.rss, 1), '', `heapUsed ${fmt(replay.rendered.heapUsed, 1)}`);
+  row(`peak RSS, ${MEMORY_SECONDS} s of ingest only, MiB`, fmt(ingestOnly.peakRss, 1), '', '');
+  row(`peak RSS, ${MEMORY_SECONDS} s of ingest + 1 Hz renders, MiB`, fmt(replay.peakRss, 1), '', '');
+  row('one core busy at 1 Hz (ingest + render)', `${fmt(((quantile(replay.ingestMs, 0.5) + quantile(replay.renderMs, 0.5)) / 10), 0)} %`, '', 'median second');
+  say('');
+  if (!ingestMet) say(`TARGET MISSED: ingest ${int(rate(main))} frames/s < ${int(TARGET_FRAMES_PER_S)}`);
+  if (!renderMet) say(`TARGET MISSED: render of ${int(scaled.result.series)} series p90 ${fmt(scaledP90, 1)} ms > ${TARGET_RENDER_MS} ms`);
+  if (ingestMet && renderMet) say('both targets met');
+  if (sink < 0) say(String(sink));
+}
+
+(flags.replay === undefined ? main() : replayMain(flags.replay, flags['replay-render'])).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`exporter-ingest failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    cleanup();
+    process.exit(1);
+  },
+);
