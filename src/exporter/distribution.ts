@@ -28,24 +28,24 @@ function leLabel(unit: string, format: Format, g: number, m: number, index: numb
 }
 
 /**
- * Appends the sample lines of one histogram series to `out`; returns how many
- * lines. `family` is the family name, `labels` the `{host="h",k="v"` part.
+ * The sample lines of one histogram series and how many there are.
+ * `family` is the family name, `labels` the `{host="h",k="v"` part.
  * `groupingPower` below the histogram's merges buckets first.
  */
-export function writeDistribution(
-  out: string[],
+export function distributionLines(
   family: string,
   labels: string,
   h: SparseHistogram,
   unit: string,
   format: Format,
   groupingPower: number,
-): number {
+): { text: string; lines: number } {
   const hist = groupingPower < h.groupingPower ? downsample(h, groupingPower) : h;
   const g = hist.groupingPower;
   const m = hist.maxValuePower;
   const bucket = `${family}_bucket${labels}`;
   const last = hist.index.length > 0 ? (hist.index[hist.index.length - 1] as number) : -1;
+  let text = '';
   let cumulative = 0;
   let sum = 0n;
   let next = 0;
@@ -56,10 +56,10 @@ export function writeDistribution(
       sum += BigInt(c) * indexToRange(i, g, m).upper;
       next++;
     }
-    out.push(`${bucket}${leLabel(unit, format, g, m, i)}${cumulative}\n`);
+    text += `${bucket}${leLabel(unit, format, g, m, i)}${cumulative}\n`;
   }
-  out.push(`${bucket},le="+Inf"} ${cumulative}\n`);
-  out.push(`${family}_sum${labels}} ${format(sum) ?? '0'}\n`);
-  out.push(`${family}_count${labels}} ${cumulative}\n`);
-  return last + 4;
+  text += `${bucket},le="+Inf"} ${cumulative}\n`;
+  text += `${family}_sum${labels}} ${format(sum) ?? '0'}\n`;
+  text += `${family}_count${labels}} ${cumulative}\n`;
+  return { text, lines: last + 4 };
 }

@@ -56,6 +56,10 @@ export interface DescriptorPlan {
   /** per series index; undefined when the series cannot be rendered */
   readonly series: readonly (SeriesPlan | undefined)[];
   readonly prefixes: Map<string, HostPrefixes>;
+  /** every family the descriptor's series can write to */
+  readonly families: ReadonlySet<string>;
+  /** some series appears twice (same family and labels): the renderer must de-duplicate */
+  readonly repeated: boolean;
 }
 
 const plans = new WeakMap<Descriptor, DescriptorPlan>();
@@ -207,6 +211,9 @@ function buildPlan(d: Descriptor): DescriptorPlan {
     return decls.get(name);
   };
   const series: (SeriesPlan | undefined)[] = [];
+  const families = new Set<string>();
+  const identities = new Set<string>();
+  let repeated = false;
   for (const s of Array.isArray(d.series) ? d.series : []) {
     const decl = Array.isArray(s) && typeof s[0] === 'string' ? declOf(s[0]) : undefined;
     const values = Array.isArray(s) ? s[1] : undefined;
@@ -220,6 +227,37 @@ function buildPlan(d: Descriptor): DescriptorPlan {
     }
     const { kind, family, rate, distribution, unit, format, divisor } = decl;
     series.push({ kind, family, rate, distribution, labels, unit, format, divisor });
+    for (const f of [family, rate, distribution]) if (f !== undefined) families.add(f.name);
+    const identity = `${family.name}{${labels}`;
+    if (identities.has(identity)) repeated = true;
+    identities.add(identity);
   }
-  return { series, prefixes: new Map() };
+  return { series, prefixes: new Map(), families, repeated };
+}
+
+/** Per host, the plans of its last render and whether they can write the same series twice. */
+const hostOverlap = new Map<string, { plans: readonly DescriptorPlan[]; overlap: boolean }>();
+
+/**
+ * Whether the descriptors of one host can write the same series twice: one
+ * repeats a series, or two of them share a family. Almost never, so the
+ * renderer de-duplicates only such hosts. Cached while the host's set of
+ * descriptors stays the same.
+ */
+export function mayRepeat(host: string, plans: readonly DescriptorPlan[]): boolean {
+  const cached = hostOverlap.get(host);
+  if (cached !== undefined && cached.plans.length === plans.length && cached.plans.every((p, i) => p === plans[i])) return cached.overlap;
+  let overlap = plans.some((p) => p.repeated);
+  if (!overlap && plans.length > 1) {
+    const seen = new Set<string>();
+    let total = 0;
+    for (const p of plans) {
+      total += p.families.size;
+      for (const f of p.families) seen.add(f);
+    }
+    overlap = seen.size < total;
+  }
+  if (hostOverlap.size >= 65_536) hostOverlap.clear();
+  hostOverlap.set(host, { plans: [...plans], overlap });
+  return overlap;
 }

@@ -9,6 +9,8 @@ import type { Descriptor, Frame, FrameValue } from '../frame/types.js';
 
 /** Rows kept per window at most, whatever the interval (10 Hz over 15 min). */
 const MAX_ROWS = 9000;
+/** Rates a window must once hold before the view is served for it. */
+const MIN_SAMPLES = 3;
 
 /**
  * The increase from `a` to `b`, or NaN when it is not one: a value that is
@@ -73,6 +75,7 @@ export class RateWindow {
   readonly #ends: bigint[] = [];
   readonly #rows: Float64Array[] = [];
   #head = 0;
+  #served = false;
 
   constructor(descriptor: Descriptor, indexes: readonly number[]) {
     this.descriptor = descriptor;
@@ -115,6 +118,20 @@ export class RateWindow {
       head = 0;
     }
     this.#head = head;
+  }
+
+  /**
+   * Whether to serve the view for the window after `sinceNs`: from the first
+   * time it holds at least MIN_SAMPLES rates (the agent samples at least
+   * about twice per interval) on, for as long as it holds any. An agent that
+   * samples once per interval gets no view: its raw counter says it all, and
+   * four percentiles of one sample would only repeat it.
+   */
+  serve(sinceNs: bigint): boolean {
+    let n = 0;
+    for (let r = this.#ends.length - 1; r >= this.#head && (this.#ends[r] as bigint) > sinceNs && n < MIN_SAMPLES; r--) n++;
+    if (n >= MIN_SAMPLES) this.#served = true;
+    return this.#served && n > 0;
   }
 
   /**

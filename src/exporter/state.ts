@@ -223,9 +223,14 @@ export class ExporterState {
     const latest = frames[frames.length - 1];
     if (latest === undefined) return;
     const cutoff = latest.endNs - this.#retentionNs;
-    let head = track.head;
     // Only histogram windows need earlier frames (rates are folded in at ingest).
-    if (!this.#hasHistograms(latest.descriptor)) head = frames.length - 1;
+    if (!this.#hasHistograms(latest.descriptor)) {
+      frames[0] = latest;
+      frames.length = 1;
+      track.head = 0;
+      return;
+    }
+    let head = track.head;
     while (frames.length - head > this.#maxFrames) head++;
     while (frames.length - head > 1 && (frames[head + 1] as Frame).endNs <= cutoff) head++;
     if (head > 32 && head * 2 > frames.length) {

@@ -70,11 +70,12 @@ test('/metrics carries the exporter health: frames, skips by reason, hosts, last
 
 test('a host that stops publishing leaves after forget_after and comes back cleanly, without a spiked rate', async (t) => {
   const { app, publish, scrape } = setup(400);
-  publish('a', 0);
-  publish('b', 0);
-  await new Promise((r) => setTimeout(r, 100));
-  publish('a', 100); // 100 B in ~100 ms
-  publish('b', 100);
+  // 100 B every ~100 ms: three rates in the 1 s window, so the rate view is served
+  for (let i = 0; i <= 3; i++) {
+    if (i > 0) await new Promise((r) => setTimeout(r, 100));
+    publish('a', i * 100);
+    publish('b', i * 100);
+  }
   let text = await scrape();
   t.is(lines(text, 'network_device_bytes_total{host="a"').length, 1);
   t.is(lines(text, 'network_device_bytes_rate{host="a"').length, 2);
@@ -82,7 +83,7 @@ test('a host that stops publishing leaves after forget_after and comes back clea
   // a goes quiet while b keeps publishing
   for (let i = 0; i < 6; i++) {
     await new Promise((r) => setTimeout(r, 100));
-    publish('b', 200 + i * 100);
+    publish('b', 400 + i * 100);
   }
   text = await scrape();
   t.deepEqual(lines(text, 'network_device_bytes_total{host="a"'), []);
@@ -96,8 +97,10 @@ test('a host that stops publishing leaves after forget_after and comes back clea
   text = await scrape();
   t.deepEqual(lines(text, 'network_device_bytes_total{host="a"'), ['network_device_bytes_total{host="a",device="eth0",direction="receive"} 1000100']);
   t.deepEqual(lines(text, 'network_device_bytes_rate{host="a"'), []);
-  await new Promise((r) => setTimeout(r, 100));
-  publish('a', 1_000_200);
+  for (let i = 1; i <= 3; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    publish('a', 1_000_100 + i * 100);
+  }
   text = await scrape();
   const rates = lines(text, 'network_device_bytes_rate{host="a"').map((l) => Number(l.split(' ')[1]));
   t.is(rates.length, 2);

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { writeDistribution } from '../../src/exporter/distribution.js';
+import { distributionLines } from '../../src/exporter/distribution.js';
 import { formatOf } from '../../src/exporter/names.js';
 import { fromValues } from '../../src/metrics/histogram.js';
 import { h } from '../helpers/frames.js';
@@ -7,11 +7,10 @@ import { h } from '../helpers/frames.js';
 const ns = formatOf('nanoseconds');
 const count = formatOf('count');
 
-function lines(hist: Parameters<typeof writeDistribution>[3], unit: 'nanoseconds' | 'count', g = 3): string[] {
-  const out: string[] = [];
-  const n = writeDistribution(out, 'lat', '{host="a"', hist, unit, (unit === 'count' ? count : ns)!, g);
-  const text = out.join('').trimEnd().split('\n');
-  if (n !== text.length) throw new Error(`returned ${n} lines, wrote ${text.length}`);
+function lines(hist: Parameters<typeof distributionLines>[2], unit: 'nanoseconds' | 'count', g = 3): string[] {
+  const r = distributionLines('lat', '{host="a"', hist, unit, (unit === 'count' ? count : ns)!, g);
+  const text = r.text.trimEnd().split('\n');
+  if (r.lines !== text.length) throw new Error(`returned ${r.lines} lines, wrote ${text.length}`);
   return text;
 }
 

@@ -106,3 +106,15 @@ test('state: no oversampling configured keeps no rates', (t) => {
   s.ingest(makeFrame({ host: 'h', descriptor: cpu, seq: 2, values: [1, 0, 0] }));
   t.is(s.view(SECOND)[0]?.rates, undefined);
 });
+
+test('RateWindow.serve: once three rates were in a window, for as long as it holds any', (t) => {
+  const w = new RateWindow(cpu, [0]);
+  const frames = [0, 1, 2, 3].map((i) => makeFrame({ host: 'h', descriptor: cpu, seq: i + 1, endNs: T0 + BigInt(i) * SECOND, values: [i, 0, 0] }));
+  w.add(frames[0]!, frames[1]!);
+  w.add(frames[1]!, frames[2]!);
+  t.false(w.serve(T0), 'two rates: an agent sampling about once per interval gets no view');
+  w.add(frames[2]!, frames[3]!);
+  t.true(w.serve(T0));
+  t.true(w.serve(T0 + 2n * SECOND), 'one rate in the window, but the view was served before');
+  t.false(w.serve(T0 + 3n * SECOND), 'nothing in the window');
+});

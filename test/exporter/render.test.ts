@@ -85,7 +85,7 @@ test('golden: two hosts, counters, gauges, a histogram, an extra', (t) => {
     extra: [{ name: 'rezolus_exporter_frames', kind: 'counter', help: 'Frames the exporter accepted', value: s.stats.ingested + 1 }],
   });
   t.is(r.text, GOLDEN);
-  t.deepEqual({ ...r, text: '' }, { text: '', series: 16, duplicates: 0, conflicts: 0, invalid: 0 });
+  t.deepEqual({ series: r.series, duplicates: r.duplicates, conflicts: r.conflicts, invalid: r.invalid }, { series: 16, duplicates: 0, conflicts: 0, invalid: 0 });
   t.deepEqual(checkExposition(r.text), []);
   // a second render of the same view (cached plans) gives the same text
   t.is(renderExposition(s.view(SECOND), { extra: [{ name: 'rezolus_exporter_frames', kind: 'counter', help: 'Frames the exporter accepted', value: 8 }] }).text, GOLDEN);
@@ -430,4 +430,16 @@ test('oversampled counters: percentiles of the per-sample rate within the interv
   t.true(r.text.includes('cpu_usage_seconds_total{host="a",state="user"} 0.447\n'));
   t.true(r.text.includes('# TYPE cpu_usage_seconds_rate gauge\n'));
   assertClean(t, r.text);
+});
+
+test('an agent series never shares a family with the exporter\'s own, even with the same labels', (t) => {
+  const d = makeDescriptor('fake', { rezolus_exporter_last_frame_age: m('gauge', 'milliseconds', [], 'an agent mimicking the exporter') }, [
+    ['rezolus_exporter_last_frame_age', []],
+  ]);
+  const r = renderExposition([entry(makeFrame({ host: 'a', descriptor: d, values: [5] }))], {
+    extra: [{ name: 'rezolus_exporter_last_frame_age', kind: 'gauge', unit: 'milliseconds', help: 'own', labels: { host: 'a' }, value: 7 }],
+  });
+  t.is(r.text, '# HELP rezolus_exporter_last_frame_age_seconds an agent mimicking the exporter\n# TYPE rezolus_exporter_last_frame_age_seconds gauge\nrezolus_exporter_last_frame_age_seconds{host="a"} 0.005\n');
+  t.is(r.conflicts, 1);
+  t.is(r.duplicates, 0);
 });
