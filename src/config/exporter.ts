@@ -47,7 +47,7 @@ export const EXPORTER_SPEC: FileSpec = {
     },
   },
   oversample: {
-    doc: 'The oversampling view: for counters the agent samples faster than the interval, percentiles of the per-sample rate (per second) within the last interval, as <family>_rate{percentile=...}, so a short burst shows in the maximum while the interval average hides it.',
+    doc: 'The oversampling view: for counters the agent samples faster than the interval, percentiles of the per-sample rate (per second) within the last interval, as <family>_rate{percentile=...}, so a short burst shows in the maximum while the interval average hides it. Served once a window has held 3 samples: an agent sampling once per interval gets none (it would only repeat the raw counter).',
     keys: {
       metrics: { type: 'names', default: [...OVERSAMPLE_METRICS], doc: 'Counter metrics (names as in METRICS.md) that get the view; [] turns it off.' },
       percentiles: { type: 'quantiles', default: [...OVERSAMPLE_PERCENTILES], doc: 'Quantiles (0..1) of the per-sample rates; 1.0 is the fastest sample.' },
