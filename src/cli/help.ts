@@ -13,7 +13,7 @@ export const HELP: Record<Mode | 'main', string> = {
 Usage: rezolus <mode> [options]
 
 Modes:
-  up         the embedded default: NATS (found on 127.0.0.1:4222 or started privately), agent and exporter
+  up         the embedded default: a private nats-server, agent and exporter
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
 
@@ -50,17 +50,18 @@ ${common('exporter', NATS_DEFAULT)}`,
   up: `Usage: rezolus up [options]
 
 The embedded default. With no NATS URL (--nats, REZOLUS_NATS_URL or
-config/up.toml) it uses a server answering on 127.0.0.1:4222, or else starts a
-private "nats-server -js" on loopback with its store under the data
-directory; then runs the agent and the exporter in this process and prints
-where to look. Ctrl-C stops everything it started.
+config/up.toml) it starts a private "nats-server -js" on loopback with its
+store under the data directory: on port 4222, or on a free port when
+something else holds 4222 (it never uses a server it did not start; pass
+--nats for that). Then it runs the agent and the exporter in this process
+and prints where to look. Ctrl-C stops everything it started.
 
 Options:
   --data-dir DIR     store of the private nats-server (default ./data)
-  --nats-port PORT   always start the private nats-server, on PORT (0 = any free port)
+  --nats-port PORT   port of the private nats-server, no fallback (0 = any free port)
   --host NAME        host name (default: hostname)
   --interval DUR     sampler interval and exporter window (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
-${common('up', 'a server answering on 127.0.0.1:4222, else a private one')}`,
+${common('up', 'none: a private server')}`,
 };

@@ -13,11 +13,11 @@ export const UP_SPEC: FileSpec = {
     },
   },
   nats: {
-    doc: 'Which NATS to use. With no URL (here, --nats or REZOLUS_NATS_URL), up uses a server already answering on 127.0.0.1:4222, else starts a private one.',
+    doc: 'Which NATS to use. With no URL (here, --nats or REZOLUS_NATS_URL), up starts a private nats-server and never uses one it did not start.',
     keys: {
       url: { type: 'string', default: '', doc: 'Use this server and start none.' },
       server: { type: 'string', default: '/usr/sbin/nats-server', doc: 'The nats-server binary for the private server.' },
-      port: { type: 'integer', default: 4222, min: 0, max: 65535, doc: 'Loopback port of the private server (0 = any free port). --nats-port N forces a private server on N.' },
+      port: { type: 'integer', default: 4222, min: 0, max: 65535, doc: 'Loopback port of the private server; when something else holds it, a free port is taken instead (0 = always a free port). --nats-port N insists on N.' },
     },
   },
   log: logSection,

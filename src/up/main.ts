@@ -1,10 +1,11 @@
+import { connect } from 'node:net';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { runAgent, type RunningAgent } from '../agent/main.js';
 import type { AgentConfig } from '../config/agent.js';
 import type { ExporterConfig } from '../config/exporter.js';
 import { runExporter, type RunningExporter } from '../exporter/main.js';
-import { natsAnswers, startNatsServer, type NatsServer } from './nats-server.js';
+import { startNatsServer, type NatsServer } from './nats-server.js';
 
 export interface UpOptions {
   /** explicit URL (--nats, REZOLUS_NATS_URL or up.toml): use it, start nothing */
@@ -27,20 +28,36 @@ export interface RunningUp {
   stop(): Promise<void>;
 }
 
-/** Picks the NATS server: explicit URL, else one answering on 127.0.0.1:4222, else a private one. */
+/**
+ * Picks the NATS server: the explicit URL, else a private server of our own,
+ * on the configured port, or on a free one when something else holds that
+ * port. A server we did not start is never used without a URL: it may be a
+ * shared one, and up would create its stream and buckets there.
+ */
 async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; server: NatsServer | undefined }> {
   if (o.natsUrl !== undefined && o.natsUrl !== '') return { url: o.natsUrl, server: undefined };
-  if (o.forcePrivatePort === undefined && (await natsAnswers('127.0.0.1', 4222))) {
-    log.info('a NATS server answers on 127.0.0.1:4222; using it');
-    return { url: 'nats://127.0.0.1:4222', server: undefined };
+  let port = o.forcePrivatePort ?? o.privatePort;
+  if (o.forcePrivatePort === undefined && port !== 0 && (await portTaken(port))) {
+    log.warn({ port }, `port ${port} is taken (another NATS server?); the private nats-server takes a free port. To use that server instead, pass --nats nats://127.0.0.1:${port}`);
+    port = 0;
   }
-  const server = await startNatsServer({
-    binary: o.natsServer,
-    port: o.forcePrivatePort ?? o.privatePort,
-    dataDir: resolve(o.dataDir),
-  });
+  const server = await startNatsServer({ binary: o.natsServer, port, dataDir: resolve(o.dataDir) });
   log.info({ url: server.url, server_pid: server.pid, store: server.storeDir }, 'started a private nats-server');
   return { url: server.url, server };
+}
+
+/** True when something accepts connections on 127.0.0.1:port. */
+async function portTaken(port: number): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect(port, '127.0.0.1');
+    const finish = (taken: boolean): void => {
+      socket.destroy();
+      done(taken);
+    };
+    socket.setTimeout(1000, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
 }
 
 /** The embedded default: NATS (found or started), an agent and an exporter in this process. */
