@@ -41,7 +41,7 @@ test('up without a URL never uses a NATS server it did not start: a taken port m
   );
   try {
     t.not(up.server, undefined, 'a private server was started');
-    t.is(up.natsUrl, up.server?.url);
+    t.is(up.natsUrl, up.server?.url ?? 'no server');
     t.not(up.server?.port, takenPort, 'on another port than the taken one');
     await up.agent.agent.tickOnce();
     t.false(received.some((d) => d.includes('CONNECT') || d.includes('PUB')), `nothing was sent to the other server: ${received.join('')}`);
