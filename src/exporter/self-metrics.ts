@@ -1,4 +1,7 @@
+import type { SkipStats } from '../bus/subscribe.js';
 import { metric, MetricKind, Unit, type MetricDecl } from '../metrics/metric.js';
+import type { ExtraSeries } from './render.js';
+import type { ExporterState } from './state.js';
 
 /** The exporter's own metrics, declared once: rendered on /metrics and listed in METRICS.md. */
 export const framesReceived = metric({
@@ -37,3 +40,44 @@ export const natsConnected = metric({
 export const EXPORTER_METRICS: readonly MetricDecl[] = [
   framesReceived, framesUsed, framesSkipped, hosts, lastFrameAge, sources, seriesDropped, natsConnected,
 ];
+
+export interface OwnFigures {
+  readonly state: ExporterState;
+  readonly skipped: SkipStats;
+  /** series left out of the previous render */
+  readonly dropped: number;
+  readonly nowMs: number;
+  /** undefined: not known, no series */
+  readonly natsConnected: boolean | undefined;
+}
+
+function own(m: MetricDecl, value: number, labels?: Record<string, string>): ExtraSeries {
+  return { name: m.name, kind: m.kind as 'counter' | 'gauge', unit: m.unit, help: m.description, value, ...(labels ? { labels } : {}) };
+}
+
+/** The exporter's own series, appended to every exposition. */
+export function ownSeries(o: OwnFigures): ExtraSeries[] {
+  const s = o.state.stats;
+  const k = o.skipped;
+  const skipped = (reason: string, value: number): ExtraSeries => own(framesSkipped, value, { reason });
+  const received = s.ingested + s.outOfOrder + s.contested + k.garbage + k.unknownDescriptor + k.invalid + k.wrongSubject;
+  const last = o.state.lastFrameByHost();
+  const out = [
+    own(framesReceived, received),
+    own(framesUsed, s.ingested),
+    skipped('garbage', k.garbage),
+    skipped('unknown_descriptor', k.unknownDescriptor),
+    skipped('invalid', k.invalid),
+    skipped('wrong_subject', k.wrongSubject),
+    skipped('out_of_order', s.outOfOrder),
+    skipped('contested', s.contested),
+    own(hosts, last.size),
+    own(sources, o.state.size),
+    own(seriesDropped, o.dropped),
+  ];
+  for (const host of [...last.keys()].sort()) {
+    out.push(own(lastFrameAge, Math.max(0, o.nowMs - Number((last.get(host) as bigint) / 1_000_000n)), { host }));
+  }
+  if (o.natsConnected !== undefined) out.push(own(natsConnected, o.natsConnected ? 1 : 0));
+  return out;
+}

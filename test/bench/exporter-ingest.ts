@@ -48,7 +48,7 @@ import { emptySkipStats, frameFromMessage, type SkipStats } from '../../src/bus/
 import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
 import { renderExposition, type ExtraSeries, type RenderOptions, type RenderResult } from '../../src/exporter/render.js';
-import * as self from '../../src/exporter/self-metrics.js';
+import { ownSeries } from '../../src/exporter/self-metrics.js';
 import { ExporterState } from '../../src/exporter/state.js';
 import { decodeFrame, encodeFrame, resolveFrame } from '../../src/frame/codec.js';
 import { describe, hashDescriptorJson, parseDescriptor, type EncodedDescriptor } from '../../src/frame/descriptor.js';
@@ -528,41 +528,9 @@ function decodeResolve(known: ReadonlyMap<string, Descriptor>): Consumer {
 
 // ---------------------------------------------------------------- render
 
-/**
- * The exporter's own series as buildExporterApp appends them to /metrics (its
- * selfSeries is private; this mirrors it): counters of frames, per-host last
- * frame age, sources, dropped series.
- */
+/** The exporter's own series, as /metrics appends them. */
 function selfSeries(state: ExporterState, skipped: SkipStats, dropped: number, nowMs: number): ExtraSeries[] {
-  const own = (m: MetricDecl, value: number, labels?: Record<string, string>): ExtraSeries => ({
-    name: m.name,
-    kind: m.kind as 'counter' | 'gauge',
-    unit: m.unit,
-    help: m.description,
-    value,
-    ...(labels ? { labels } : {}),
-  });
-  const s = state.stats;
-  const received = s.ingested + s.outOfOrder + s.contested + skipped.garbage + skipped.unknownDescriptor + skipped.invalid + skipped.wrongSubject;
-  const last = state.lastFrameByHost();
-  const out = [
-    own(self.framesReceived, received),
-    own(self.framesUsed, s.ingested),
-    own(self.framesSkipped, skipped.garbage, { reason: 'garbage' }),
-    own(self.framesSkipped, skipped.unknownDescriptor, { reason: 'unknown_descriptor' }),
-    own(self.framesSkipped, skipped.invalid, { reason: 'invalid' }),
-    own(self.framesSkipped, skipped.wrongSubject, { reason: 'wrong_subject' }),
-    own(self.framesSkipped, s.outOfOrder, { reason: 'out_of_order' }),
-    own(self.framesSkipped, s.contested, { reason: 'contested' }),
-    own(self.hosts, last.size),
-    own(self.sources, state.size),
-    own(self.seriesDropped, dropped),
-  ];
-  for (const host of [...last.keys()].sort()) {
-    out.push(own(self.lastFrameAge, Math.max(0, nowMs - Number((last.get(host) as bigint) / 1_000_000n)), { host }));
-  }
-  out.push(own(self.natsConnected, 1));
-  return out;
+  return ownSeries({ state, skipped, dropped, nowMs, natsConnected: true });
 }
 
 /** The render options runExporter derives from the config. */
