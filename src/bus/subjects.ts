@@ -44,17 +44,47 @@ export function subjectMatches(subject: string, host: string, sampler: string): 
   return subject === `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
 }
 
-/**
- * Subscription subjects for a host selection: `*` (or empty) for the whole
- * fleet, otherwise a comma-separated list of host names.
- */
-export function hostFilterSubjects(pattern: string): string[] {
-  const hosts = pattern
+function hostEntries(pattern: string): string[] {
+  return pattern
     .split(',')
     .map((h) => h.trim())
     .filter((h) => h !== '');
-  if (hosts.length === 0 || hosts.includes('*')) return [`${METRICS_PREFIX}.*.>`];
+}
+
+function isGlob(entry: string): boolean {
+  return entry !== '*' && entry.includes('*');
+}
+
+/**
+ * Subscription subjects for a host selection: `*` (or empty) for the whole
+ * fleet, otherwise a comma-separated list of host names and globs
+ * (`web-*`). A glob cannot be a subject filter (NATS wildcards are whole
+ * tokens), so a selection with one subscribes to the fleet and hostSelector
+ * picks the hosts.
+ */
+export function hostFilterSubjects(pattern: string): string[] {
+  const hosts = hostEntries(pattern);
+  if (hosts.length === 0 || hosts.some((h) => h === '*' || isGlob(h))) return [`${METRICS_PREFIX}.*.>`];
   return [...new Set(hosts.map((h) => `${METRICS_PREFIX}.${hostToken(h)}.>`))];
+}
+
+/**
+ * The host tokens a selection with globs accepts, or undefined when its
+ * subjects already select exactly (the fleet, or plain names). A glob is
+ * matched against host tokens, so `Web-*.example.com` selects
+ * `web-01_example_com`.
+ */
+export function hostSelector(pattern: string): ((token: string) => boolean) | undefined {
+  const hosts = hostEntries(pattern);
+  if (hosts.length === 0 || hosts.includes('*') || !hosts.some(isGlob)) return undefined;
+  const alternatives = hosts.map((h) =>
+    h
+      .split('*')
+      .map((piece) => (piece === '' ? '' : hostToken(piece))) // tokens hold only [a-z0-9_-]: no regex escaping
+      .join('[a-z0-9_-]*'),
+  );
+  const re = new RegExp(`^(?:${alternatives.join('|')})$`);
+  return (token) => re.test(token);
 }
 
 /** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */

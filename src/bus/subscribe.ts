@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { decodeFrame, FrameDecodeError, resolveFrame } from '../frame/codec.js';
 import type { Frame } from '../frame/types.js';
 import type { DescriptorCache } from './descriptors.js';
-import { hostFilterSubjects, subjectMatches } from './subjects.js';
+import { hostFilterSubjects, hostSelector, METRICS_PREFIX, subjectMatches } from './subjects.js';
 
 /** Why frames were left out; a consumer never crashes on a bad frame. */
 export interface SkipStats {
@@ -49,7 +49,7 @@ export interface LiveSubscription {
 
 /**
  * Follows frames live (core subscriptions, no replay) for a host selection:
- * `*` for the fleet or a comma-separated list of hosts.
+ * `*` for the fleet or a comma-separated list of hosts and globs (`web-*`).
  */
 export function subscribeFrames(
   nc: NatsConnection,
@@ -60,6 +60,8 @@ export function subscribeFrames(
   skipped: SkipStats = emptySkipStats(),
 ): LiveSubscription {
   const subjects = hostFilterSubjects(hosts);
+  const selected = hostSelector(hosts);
+  const tokenAt = METRICS_PREFIX.length + 1;
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {
@@ -67,6 +69,7 @@ export function subscribeFrames(
           log.error({ subject, error: String(error) }, 'subscription error');
           return;
         }
+        if (selected !== undefined && !selected(msg.subject.slice(tokenAt, msg.subject.indexOf('.', tokenAt)))) return;
         frameFromMessage(msg.data, cache, skipped).then(
           (frame) => {
             if (frame === undefined) return;

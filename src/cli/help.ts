@@ -44,7 +44,8 @@ interval average hides. Set --interval to the Prometheus scrape interval.
 
 Options:
   --listen HOST:PORT where to serve /metrics (default 0.0.0.0:4242)
-  --hosts PATTERN    "*" for the fleet, or a comma-separated list of hosts (default *)
+  --hosts PATTERN    "*" for the fleet, or a comma-separated list of hosts and globs
+                     such as web-* (default *)
   --interval DUR     window of percentiles and rates: the scrape interval (default 1s)
 ${common('exporter', NATS_DEFAULT)}`,
   up: `Usage: rezolus up [options]

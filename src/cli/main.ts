@@ -62,7 +62,7 @@ function listenFlag(value: string | undefined): { host: string; port: number } |
 
 function hostsFlag(value: string | undefined): string | undefined {
   if (value !== undefined && parseHosts(value) === undefined) {
-    throw new ConfigError(`--hosts must be "*" (every host) or a comma-separated list of host names, got "${value}"`);
+    throw new ConfigError(`--hosts must be "*" (every host) or a comma-separated list of host names and globs (web-*), got "${value}"`);
   }
   return value;
 }

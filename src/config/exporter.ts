@@ -21,7 +21,7 @@ export const EXPORTER_SPEC: FileSpec = {
     doc: 'Where the exporter listens and which hosts it follows.',
     keys: {
       listen: { type: 'listen', default: '0.0.0.0:4242', doc: 'HOST:PORT for GET /metrics. --listen overrides.' },
-      hosts: { type: 'hosts', default: '*', doc: '"*" for every host on the bus (the fleet), or a comma-separated list of host names. --hosts overrides.' },
+      hosts: { type: 'hosts', default: '*', doc: '"*" for every host on the bus (the fleet), or a comma-separated list of host names and globs such as "web-*". --hosts overrides.' },
       interval: {
         type: 'duration', default: '1s', minMs: 10,
         doc: 'Must equal the Prometheus scrape interval: histogram percentiles and the oversampling view cover the last interval, so a longer scrape interval misses events and a shorter one repeats them. --interval overrides.',

@@ -60,7 +60,7 @@ export function validateValue(spec: KeySpec, raw: unknown, file: string, section
       return raw;
     case 'hosts':
       if (typeof raw !== 'string' || parseHosts(raw) === undefined) {
-        throw new ConfigError(`${at} must be "*" (every host) or a comma-separated list of host names, got ${shown}`);
+        throw new ConfigError(`${at} must be "*" (every host) or a comma-separated list of host names and globs (web-*), got ${shown}`);
       }
       return raw;
     case 'boolean':

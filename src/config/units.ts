@@ -52,6 +52,7 @@ export function parseNatsUrls(text: string): string[] | undefined {
 export function parseHosts(text: string): string[] | undefined {
   const hosts = text.split(',').map((h) => h.trim());
   if (hosts.length === 1 && hosts[0] === '*') return ['*'];
-  if (hosts.some((h) => h === '' || /[*> \t]/.test(h))) return undefined;
+  // `*` alone selects the fleet and cannot be mixed; inside a name it is a glob (`web-*`)
+  if (hosts.some((h) => h === '' || h === '*' || /[> \t]/.test(h))) return undefined;
   return hosts;
 }

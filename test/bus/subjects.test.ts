@@ -1,5 +1,5 @@
 import test from 'ava';
-import { frameMsgId, hostFilterSubjects, hostToken, metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
+import { frameMsgId, hostFilterSubjects, hostSelector, hostToken, metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 
 test('hostToken makes one lower-case subject token', (t) => {
   t.is(hostToken('Web01.Example.com'), 'web01_example_com');
@@ -23,4 +23,22 @@ test('subjectMatches: the frame must name the host and sampler of its subject', 
   t.false(subjectMatches(subject, 'web02', 'cpu_usage'), 'another host');
   t.false(subjectMatches(subject, 'Web01.example.com', 'memory_meminfo'), 'another sampler');
   t.false(subjectMatches('rezolus.metrics.web01', 'web01', ''), 'no sampler token');
+});
+
+test('host globs: the fleet subject, then a selector on host tokens', (t) => {
+  t.deepEqual(hostFilterSubjects('web-*'), ['rezolus.metrics.*.>']);
+  t.deepEqual(hostFilterSubjects('db1, web-*'), ['rezolus.metrics.*.>']);
+  t.is(hostSelector('*'), undefined);
+  t.is(hostSelector('web01,db1'), undefined, 'plain names: the subjects select exactly');
+  const pick = hostSelector('Web-*.example.com, db*')!;
+  t.true(pick(hostToken('web-01.example.com')));
+  t.true(pick('web-_example_com'), '* also matches nothing');
+  t.false(pick(hostToken('web-01.example.org')));
+  t.true(pick('db'));
+  t.true(pick('db-7'));
+  t.false(pick('xdb'), 'anchored');
+  t.false(pick('web01'));
+  const mid = hostSelector('a*z')!;
+  t.true(mid('abcz'));
+  t.false(mid('abc'));
 });

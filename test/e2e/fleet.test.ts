@@ -85,6 +85,8 @@ function shifted(decimal: string, digits: number, delta: number): string {
 let server: TestNats;
 let agent: RunningAgent;
 let exporter: RunningExporter;
+/** a second exporter following a glob selection of the same fleet */
+let globExporter: RunningExporter;
 /** the exporter interval; view() is called with it, as the /metrics handler does */
 let intervalNs = 1_000_000_000n;
 let fleet: SimFleet;
@@ -203,9 +205,11 @@ test.before(async () => {
   const config = loadExporterConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, hosts: '*' });
   intervalNs = BigInt(config.intervalMs) * 1_000_000n;
   exporter = await runExporter(config, silentLogger());
+  globExporter = await runExporter({ ...config, hosts: 'sim-04*, real-*' }, silentLogger());
   // The simulator provisions the stream and bucket with the agent's settings, as a second agent would.
   fleet = await SimFleet.start({ natsUrl: server.url, hosts: SIM_HOSTS, agent: base });
   await exporter.following;
+  await globExporter.following;
   // Frames from the real agent prove the exporter's subscription is live before the simulator's core publishes.
   const active = agent.agent.status().filter((s) => s.status.state === 'active').length;
   const live = await until(async () => {
@@ -221,6 +225,7 @@ test.before(async () => {
 });
 
 test.after.always(async () => {
+  await globExporter?.stop();
   await fleet?.close();
   await exporter?.stop();
   await agent?.stop();
@@ -353,4 +358,13 @@ test.serial('a frame whose header names another host than its subject disturbs n
   const skippedBefore = REASONS.reduce((n, r) => n + skipCount(before, r), 0);
   t.is(skippedNow - skippedBefore, 2, 'both impostor frames skipped and counted');
   t.is(skipCount(s, 'wrong_subject') - skipCount(before, 'wrong_subject'), 2, 'as wrong_subject');
+});
+
+test.serial('an exporter following "sim-04*, real-*" serves exactly those hosts', async (t) => {
+  const want = [REAL_HOST, ...Array.from({ length: 10 }, (_, i) => simHost(40 + i))].sort();
+  await until(() => globExporter.state.lastFrameByHost().size >= want.length);
+  t.deepEqual([...globExporter.state.lastFrameByHost().keys()].sort(), want);
+  const r = await globExporter.app.inject({ method: 'GET', url: '/metrics' });
+  const hosts = new Set([...r.body.matchAll(/^[a-z_]+\{host="([^"]+)"/gm)].map((m) => m[1]));
+  t.deepEqual([...hosts].sort(), want);
 });

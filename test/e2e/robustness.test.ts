@@ -31,7 +31,8 @@ test('an exporter whose port is taken fails at once with a one-line error naming
 test('host selections and NATS URLs are checked', (t) => {
   t.deepEqual(parseHosts('*'), ['*']);
   t.deepEqual(parseHosts('web01.example.com, db-7'), ['web01.example.com', 'db-7']);
-  for (const bad of ['', 'web*', '>', 'a,,b', '*,a']) t.is(parseHosts(bad), undefined, bad);
+  t.deepEqual(parseHosts('web-*, db1'), ['web-*', 'db1'], 'globs inside names');
+  for (const bad of ['', '>', 'a,,b', '*,a', 'a b', 'web.>']) t.is(parseHosts(bad), undefined, bad);
   t.deepEqual(parseNatsUrls('nats://a:4222,tls://b:4223'), ['nats://a:4222', 'tls://b:4223']);
   t.deepEqual(parseNatsUrls('127.0.0.1:4222'), ['127.0.0.1:4222']);
   for (const bad of ['', 'foo:bar', 'nats://a:1,,b', 'nats://a b']) t.is(parseNatsUrls(bad), undefined, bad);
