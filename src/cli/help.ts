@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -16,6 +16,7 @@ Modes:
   up         the embedded default: a private nats-server, agent and exporter
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
+  record     record hosts live from the bus into a Parquet file
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 `,
@@ -65,4 +66,24 @@ Options:
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
 ${common('up', 'none: a private server')}`,
+  record: `Usage: rezolus record [options]
+
+Follows the selected hosts live from the bus and writes a Parquet file when
+the recording ends (--duration, Ctrl-C or SIGTERM): one row per host per
+interval, every series a column named metric/label values (cpu_usage/user/3),
+values as of the row time (counters and histograms are cumulative, so
+nothing is lost). Replaying a past window (--since) and wrapping a command
+are not there yet.
+
+Options:
+  --interval DUR     row interval (default 1s)
+  --duration DUR     stop after this long (default: until Ctrl-C)
+  --host NAME        the host to record (default: this host)
+  --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
+  -o, --output FILE  the .parquet file (default rezolus.parquet); written under a
+                     temporary name and renamed when complete
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
+  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
+  -h, --help         this text
+`,
 };

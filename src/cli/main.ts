@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -7,6 +8,7 @@ import { loadAgentConfig } from '../config/agent.js';
 import { loadExporterConfig } from '../config/exporter.js';
 import { loadUpConfig } from '../config/up.js';
 import { parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
+import { hostToken } from '../bus/subjects.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { SAMPLER_NAMES } from '../samplers/registry.js';
@@ -29,12 +31,15 @@ const OPTIONS = {
   hosts: { type: 'string' },
   'data-dir': { type: 'string' },
   'nats-port': { type: 'string' },
+  duration: { type: 'string' },
+  output: { type: 'string', short: 'o' },
 } as const;
 
 const ALLOWED: Record<Mode, readonly string[]> = {
   agent: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'procfs', 'sysfs'],
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
   up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
+  record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output'],
 };
 
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -181,7 +186,45 @@ async function upMode(flags: Flags): Promise<void> {
   untilSignal(() => running.stop(), log);
 }
 
-const MODES: Record<Mode, (flags: Flags) => Promise<void>> = { agent: agentMode, exporter: exporterMode, up: upMode };
+async function recordMode(flags: Flags): Promise<number> {
+  if (flags.host !== undefined && flags.hosts !== undefined) throw new ConfigError('give --host or --hosts, not both');
+  const hosts = hostsFlag(flags.hosts) ?? hostsFlag(flags.host) ?? hostToken(hostname());
+  const output = flags.output ?? 'rezolus.parquet';
+  if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
+  const logLevel = levelFlag(flags['log-level']) ?? 'info';
+  const log = createLogger(logLevel as LevelWithSilent);
+  const { runRecord } = await import('../record/main.js');
+  const started = Date.now();
+  const running = await runRecord(
+    {
+      natsUrl: natsFlag(flags) ?? 'nats://127.0.0.1:4222',
+      hosts,
+      intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
+      durationMs: durationFlag(flags.duration, 'duration'),
+      output,
+    },
+    log,
+  );
+  const onSignal = (): void => running.stop();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const progress = process.stderr.isTTY
+    ? setInterval(() => process.stderr.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s, ${running.rows()} rows`), 1000)
+    : undefined;
+  const summary = await running.done;
+  if (progress !== undefined) {
+    clearInterval(progress);
+    process.stderr.write('\n');
+  }
+  const { size } = statSync(summary.output);
+  process.stdout.write(
+    `${summary.output}: ${summary.rows} rows, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
+      `${summary.frames} frames, ${size} bytes\n`,
+  );
+  return 0;
+}
+
+const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = { agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode };
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
@@ -213,8 +256,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   try {
-    await MODES[m](flags);
-    return -1; // keeps running until a signal
+    const code = await MODES[m](flags);
+    return code ?? -1; // services keep running until a signal
   } catch (error) {
     if (error instanceof RezolusError) {
       process.stderr.write(`rezolus ${m}: ${error.message}\n`);

@@ -1,0 +1,88 @@
+/**
+ * `rezolus record` (live part): follows frames of the selected hosts from
+ * the bus, resamples them to one row per host per interval and writes a
+ * Parquet file when the recording ends (duration reached or stop()).
+ *
+ * Not done yet (issue 4): replay of a past window from JetStream (--since),
+ * wrapping a command, polling an agent URL, writing row groups in a worker
+ * while recording (rows are held in memory until the end).
+ */
+import type { Logger } from 'pino';
+import { connectBus } from '../bus/connect.js';
+import { DescriptorCache } from '../bus/descriptors.js';
+import { openDescriptorBucket } from '../bus/kv.js';
+import { emptySkipStats, subscribeFrames, type SkipStats } from '../bus/subscribe.js';
+import type { Frame } from '../frame/types.js';
+import { VERSION } from '../version.js';
+import { writeParquetFile } from './parquet.js';
+import { RowBuilder, toRecordRows, type Row } from './rows.js';
+
+export interface RecordConfig {
+  readonly natsUrl: string;
+  /** `*`, or a comma-separated list of host names and globs */
+  readonly hosts: string;
+  readonly intervalMs: number;
+  /** stop after this long; undefined = until stop() */
+  readonly durationMs: number | undefined;
+  readonly output: string;
+}
+
+export interface RecordSummary {
+  readonly output: string;
+  readonly rows: number;
+  readonly columns: number;
+  readonly hosts: readonly string[];
+  readonly frames: number;
+  readonly skipped: SkipStats;
+}
+
+export interface RunningRecord {
+  /** resolves when the file is written */
+  readonly done: Promise<RecordSummary>;
+  /** rows so far (for a progress line) */
+  rows(): number;
+  /** ends the recording now; the file is still written */
+  stop(): void;
+}
+
+export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
+  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }) });
+  const builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
+  const rows: Row[] = [];
+  const descriptions = new Map<string, string>();
+  const skipped = emptySkipStats();
+  let frames = 0;
+  const onFrame = (f: Frame): void => {
+    frames++;
+    for (const [name, m] of Object.entries(f.descriptor.metrics)) descriptions.set(name, m.description);
+    rows.push(...builder.add(f));
+  };
+  const kv = await openDescriptorBucket(nc).catch((error: unknown) => {
+    void nc.close();
+    throw error;
+  });
+  const sub = subscribeFrames(nc, config.hosts, new DescriptorCache(kv, log.child({ component: 'descriptors' })), onFrame, log, skipped);
+  log.info({ hosts: config.hosts, subjects: sub.subjects, output: config.output }, 'recording');
+
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const timer = config.durationMs === undefined ? undefined : setTimeout(stop, config.durationMs);
+  const done = (async (): Promise<RecordSummary> => {
+    await stopped;
+    if (timer !== undefined) clearTimeout(timer);
+    await sub.close();
+    await nc.drain().catch(() => nc.close());
+    rows.push(...builder.flush());
+    const columns = builder.columns();
+    const hosts = [...new Set(rows.map((r) => r.host))].sort();
+    await writeParquetFile(config.output, columns, toRecordRows(rows, columns), {
+      source: 'rezolus-nats',
+      version: VERSION,
+      hosts,
+      samplingIntervalMs: config.intervalMs,
+      descriptions: Object.fromEntries([...descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
+    });
+    return { output: config.output, rows: rows.length, columns: columns.length, hosts, frames, skipped };
+  })();
+  return { done, rows: () => rows.length, stop: () => stop() };
+}

@@ -1,0 +1,83 @@
+import test from 'ava';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { runAgent, type RunningAgent } from '../../src/agent/main.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+
+let server: TestNats;
+let agent: RunningAgent;
+let dir: string;
+
+test.before(async () => {
+  server = await startTestNats();
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-record-test-'));
+  const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
+  const on = ['cpu_usage', 'memory_meminfo'];
+  const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+});
+
+test.after.always(async () => {
+  await agent?.stop();
+  await server?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function record(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--log-level', 'warn', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+test('rezolus record --host fixture --interval 500ms --duration 3s writes one row per 500 ms with the published values', async (t) => {
+  const out = join(dir, 'live.parquet');
+  const r = await record(['--host', 'fixture', '--interval', '500ms', '--duration', '3s', '-o', out]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /live\.parquet: \d+ rows, \d+ series columns, hosts fixture, \d+ frames, \d+ bytes/);
+  t.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  const rows = (
+    await con.runAndReadAll(`SELECT timestamp, host, "cpu_usage/user/0" AS user0, memory_total FROM read_parquet('${out}') ORDER BY timestamp`)
+  ).getRowObjects();
+  t.true(rows.length >= 4 && rows.length <= 7, `${rows.length} rows in 3 s at 500 ms`);
+  for (const row of rows) {
+    t.is(row.host, 'fixture');
+    t.is((row.timestamp as bigint) % 500_000_000n, 0n, 'rows on interval boundaries');
+    t.is(row.user0, 20_230_000_000n, 'cpu_usage user of cpu0 from the fixture /proc/stat, in ns');
+    t.is(row.memory_total, 25_276_502_016, 'MemTotal from the fixture, in bytes');
+  }
+  const steps = rows.slice(1).map((row, i) => (row.timestamp as bigint) - (rows[i]?.timestamp as bigint));
+  t.true(steps.every((s) => s === 500_000_000n), `steps ${steps.join(',')}`);
+  const meta = Object.fromEntries(
+    (await con.runAndReadAll(`SELECT decode(key) AS k, decode(value) AS v FROM parquet_kv_metadata('${out}')`)).getRowObjects().map((m) => [m.k, m.v]),
+  );
+  t.like(meta, { source: 'rezolus-nats', hosts: '["fixture"]', sampling_interval_ms: '500' });
+});
+
+test('record refuses bad input with exit 2 and writes nothing', async (t) => {
+  const out = join(dir, 'bad.parquet');
+  for (const args of [
+    ['--interval', 'soon', '-o', out],
+    ['-o', join(dir, 'x.csv')],
+    ['--host', 'a', '--hosts', 'b', '-o', out],
+    ['--listen', ':1', '-o', out],
+  ]) {
+    const r = await record(args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+  t.false(existsSync(out));
+});
