@@ -72,12 +72,16 @@ Follows the selected hosts live from the bus and writes a Parquet file when
 the recording ends (--duration, Ctrl-C or SIGTERM): one row per host per
 interval, every series a column named metric/label values (cpu_usage/user/3),
 values as of the row time (counters and histograms are cumulative, so
-nothing is lost). Replaying a past window (--since) and wrapping a command
-are not there yet.
+nothing is lost). With --since it records a past window from the JetStream
+stream instead, at read speed. Wrapping a command is not there yet.
 
 Options:
   --interval DUR     row interval (default 1s)
   --duration DUR     stop after this long (default: until Ctrl-C)
+  --since WHEN       replay from the stream, from WHEN: a duration ago (10m) or
+                     an RFC 3339 time (2026-11-22T10:00:00Z)
+  --until WHEN       end of the replayed window (default: now)
+  --stream NAME      the stream to replay from (default REZOLUS)
   --host NAME        the host to record (default: this host)
   --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
   -o, --output FILE  the .parquet file (default rezolus.parquet); written under a

@@ -33,13 +33,16 @@ const OPTIONS = {
   'nats-port': { type: 'string' },
   duration: { type: 'string' },
   output: { type: 'string', short: 'o' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+  stream: { type: 'string' },
 } as const;
 
 const ALLOWED: Record<Mode, readonly string[]> = {
   agent: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'procfs', 'sysfs'],
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
   up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
-  record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output'],
+  record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream'],
 };
 
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -186,11 +189,35 @@ async function upMode(flags: Flags): Promise<void> {
   untilSignal(() => running.stop(), log);
 }
 
+/** A point in time: a duration ago (`10m`) or an RFC 3339 time; unix ms. */
+function timeFlag(value: string, flag: string, nowMs: number): number {
+  const ago = parseDuration(value);
+  if (ago !== undefined) return nowMs - ago;
+  const at = /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN;
+  if (Number.isNaN(at)) throw new ConfigError(`--${flag} must be a duration ago such as "10m" or an RFC 3339 time such as "2026-11-22T10:00:00Z", got "${value}"`);
+  return at;
+}
+
+/** --since/--until as a replay window, or undefined for a live recording. */
+function replayWindow(flags: Flags): { stream: string; sinceNs: bigint; untilNs: bigint } | undefined {
+  if (flags.since === undefined) {
+    if (flags.until !== undefined) throw new ConfigError('--until needs --since');
+    return undefined;
+  }
+  if (flags.duration !== undefined) throw new ConfigError('--duration is for live recordings; a replay ends at --until (default: now)');
+  const now = Date.now();
+  const since = timeFlag(flags.since, 'since', now);
+  const until = flags.until === undefined ? now : timeFlag(flags.until, 'until', now);
+  if (until <= since) throw new ConfigError(`--until must be after --since (got ${new Date(since).toISOString()} .. ${new Date(until).toISOString()})`);
+  return { stream: flags.stream ?? 'REZOLUS', sinceNs: BigInt(since) * 1_000_000n, untilNs: BigInt(until) * 1_000_000n };
+}
+
 async function recordMode(flags: Flags): Promise<number> {
   if (flags.host !== undefined && flags.hosts !== undefined) throw new ConfigError('give --host or --hosts, not both');
   const hosts = hostsFlag(flags.hosts) ?? hostsFlag(flags.host) ?? hostToken(hostname());
   const output = flags.output ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
+  const replay = replayWindow(flags);
   const logLevel = levelFlag(flags['log-level']) ?? 'info';
   const log = createLogger(logLevel as LevelWithSilent);
   const { runRecord } = await import('../record/main.js');
@@ -202,6 +229,7 @@ async function recordMode(flags: Flags): Promise<number> {
       intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
       durationMs: durationFlag(flags.duration, 'duration'),
       output,
+      replay,
     },
     log,
   );

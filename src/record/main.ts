@@ -1,17 +1,19 @@
 /**
- * `rezolus record` (live part): follows frames of the selected hosts from
- * the bus, resamples them to one row per host per interval and writes a
+ * `rezolus record`: follows frames of the selected hosts from the bus, resamples them to one row per host per interval and writes a
  * Parquet file when the recording ends (duration reached or stop()).
  *
- * Not done yet (issue 4): replay of a past window from JetStream (--since),
- * wrapping a command, polling an agent URL, writing row groups in a worker
+ * With `replay`, reads a past window from the JetStream stream instead, at
+ * read speed, and ends at the window's end.
+ *
+ * Not done yet (issue 4): wrapping a command, polling an agent URL, writing row groups in a worker
  * while recording (rows are held in memory until the end).
  */
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
 import { DescriptorCache } from '../bus/descriptors.js';
 import { openDescriptorBucket } from '../bus/kv.js';
-import { emptySkipStats, subscribeFrames, type SkipStats } from '../bus/subscribe.js';
+import { checkLookback, replayFrames } from '../bus/replay.js';
+import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats } from '../bus/subscribe.js';
 import type { Frame } from '../frame/types.js';
 import { VERSION } from '../version.js';
 import { writeParquetFile } from './parquet.js';
@@ -25,6 +27,8 @@ export interface RecordConfig {
   /** stop after this long; undefined = until stop() */
   readonly durationMs: number | undefined;
   readonly output: string;
+  /** a past window from the stream instead of the live bus */
+  readonly replay?: { readonly stream: string; readonly sinceNs: bigint; readonly untilNs: bigint } | undefined;
 }
 
 export interface RecordSummary {
@@ -61,16 +65,36 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     void nc.close();
     throw error;
   });
-  const sub = subscribeFrames(nc, config.hosts, new DescriptorCache(kv, log.child({ component: 'descriptors' })), onFrame, log, skipped);
-  log.info({ hosts: config.hosts, subjects: sub.subjects, output: config.output }, 'recording');
-
+  const cache = new DescriptorCache(kv, log.child({ component: 'descriptors' }));
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
+  let sub: LiveSubscription | undefined;
+  const replay = config.replay;
+  if (replay === undefined) {
+    sub = subscribeFrames(nc, config.hosts, cache, onFrame, log, skipped);
+    log.info({ hosts: config.hosts, subjects: sub.subjects, output: config.output }, 'recording');
+  } else {
+    try {
+      await checkLookback(nc, replay.stream, replay.sinceNs, BigInt(Date.now()) * 1_000_000n);
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+    log.info({ hosts: config.hosts, stream: replay.stream, output: config.output }, 'replaying');
+    replayFrames(nc, { stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, cache, onFrame, skipped).then(
+      () => stop(),
+      (error: unknown) => {
+        log.error({ error: String(error) }, 'replay failed; writing what was read');
+        stop();
+      },
+    );
+  }
+
   const timer = config.durationMs === undefined ? undefined : setTimeout(stop, config.durationMs);
   const done = (async (): Promise<RecordSummary> => {
     await stopped;
     if (timer !== undefined) clearTimeout(timer);
-    await sub.close();
+    await sub?.close();
     await nc.drain().catch(() => nc.close());
     rows.push(...builder.flush());
     const columns = builder.columns();

@@ -1,5 +1,7 @@
 import test from 'ava';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,4 +82,38 @@ test('record refuses bad input with exit 2 and writes nothing', async (t) => {
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
   }
   t.false(existsSync(out));
+});
+
+test('rezolus record --since replays a past window from the stream at read speed', async (t) => {
+  // the agent has published at 100 ms since before(); make sure 2 s of it are stored
+  await new Promise((r) => setTimeout(r, 2500));
+  const out = join(dir, 'replay.parquet');
+  const began = Date.now();
+  const r = await record(['--host', 'fixture', '--since', '2s', '--interval', '500ms', '-o', out]);
+  const tookMs = Date.now() - began;
+  t.is(r.code, 0, r.stderr);
+  t.log(`2 s window replayed in ${tookMs} ms (process start included)`);
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  const rows = (await con.runAndReadAll(`SELECT timestamp, "cpu_usage/user/0" AS user0 FROM read_parquet('${out}') ORDER BY timestamp`)).getRowObjects();
+  t.true(rows.length >= 3 && rows.length <= 6, `${rows.length} rows for a 2 s window at 500 ms`);
+  const now = BigInt(Date.now()) * 1_000_000n;
+  for (const row of rows) {
+    t.is(row.user0, 20_230_000_000n);
+    t.true((row.timestamp as bigint) > now - 4_000_000_000n, 'rows from the window, not older');
+  }
+  const nc = await connect({ servers: server.url });
+  const consumers = await (await (await jetstreamManager(nc)).consumers.list('REZOLUS')).next();
+  await nc.close();
+  t.deepEqual(consumers, [], 'the replay consumer was deleted');
+});
+
+test('record refuses a lookback beyond the stream max_age and says how to raise it', async (t) => {
+  const out = join(dir, 'old.parquet');
+  const r = await record(['--host', 'fixture', '--since', '2h', '-o', out]);
+  t.is(r.code, 1);
+  t.regex(r.stderr, /keeps only the last 900 s \(max_age\); asked for 7200 s\. Raise \[stream\] max_age/);
+  t.false(existsSync(out));
+  const bad = await record(['--since', 'yesterday', '-o', out]);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /--since must be a duration ago/);
 });

@@ -1,0 +1,88 @@
+/**
+ * Replays a past window of frames from the JetStream stream (the hindsight
+ * buffer) at read speed: an ordered consumer starting at the window's start
+ * time, stopped at its end or at the stream head, deleted when done.
+ */
+import type { NatsConnection } from '@nats-io/nats-core';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { Frame } from '../frame/types.js';
+import { RezolusError } from '../errors.js';
+import type { DescriptorCache } from './descriptors.js';
+import { frameFromMessage, type SkipStats } from './subscribe.js';
+import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX, subjectMatches } from './subjects.js';
+
+export interface ReplayWindow {
+  readonly stream: string;
+  /** `*`, names or globs */
+  readonly hosts: string;
+  /** unix ns, inclusive */
+  readonly sinceNs: bigint;
+  /** unix ns, inclusive; frames stored later end the replay */
+  readonly untilNs: bigint;
+}
+
+/** Refuses a window that starts before what the stream keeps (its max_age). */
+export async function checkLookback(nc: NatsConnection, stream: string, sinceNs: bigint, nowNs: bigint): Promise<void> {
+  const info = await jetstreamManager(nc)
+    .then((jsm) => jsm.streams.info(stream))
+    .catch((error: unknown) => {
+      throw new RezolusError('NO_STREAM', `stream ${stream} not found (${String(error)}): is an agent publishing to this NATS server?`);
+    });
+  const maxAgeNs = BigInt(info.config.max_age);
+  if (maxAgeNs > 0n && nowNs - sinceNs > maxAgeNs) {
+    const keepS = Number(maxAgeNs / 1_000_000_000n);
+    throw new RezolusError(
+      'LOOKBACK',
+      `stream ${stream} keeps only the last ${keepS} s (max_age); asked for ${Number((nowNs - sinceNs) / 1_000_000_000n)} s. Raise [stream] max_age in the agent config (agent.toml) to look further back`,
+    );
+  }
+}
+
+/** Feeds every frame of the window to `onFrame`, in stream order; resolves with the number of messages read. */
+export async function replayFrames(
+  nc: NatsConnection,
+  w: ReplayWindow,
+  cache: DescriptorCache,
+  onFrame: (f: Frame) => void,
+  skipped: SkipStats,
+): Promise<number> {
+  const subjects = hostFilterSubjects(w.hosts);
+  // nats-server 2.9 takes one filter subject: several hosts replay the fleet and pick theirs
+  const filter = subjects.length === 1 ? (subjects[0] as string) : `${METRICS_PREFIX}.*.>`;
+  const names = new Set(w.hosts.split(',').map((h) => hostToken(h.trim())));
+  const glob = hostSelector(w.hosts);
+  const pick = glob ?? (subjects.length > 1 ? (token: string) => names.has(token) : undefined);
+  const tokenAt = METRICS_PREFIX.length + 1;
+
+  const consumer = await jetstream(nc).consumers.get(w.stream, {
+    deliver_policy: DeliverPolicy.StartTime,
+    opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
+    filter_subjects: filter,
+    inactive_threshold: 10_000,
+  });
+  let read = 0;
+  try {
+    if ((await consumer.info()).num_pending === 0) return 0;
+    const it = await consumer.consume({ max_messages: 1000 });
+    try {
+      for await (const m of it) {
+        if (m.info.timestampNanos > w.untilNs) break;
+        read++;
+        const token = m.subject.slice(tokenAt, m.subject.indexOf('.', tokenAt));
+        if (pick === undefined || pick(token)) {
+          const frame = await frameFromMessage(m.data, cache, skipped);
+          if (frame !== undefined) {
+            if (subjectMatches(m.subject, frame.host, frame.sampler)) onFrame(frame);
+            else skipped.wrongSubject++;
+          }
+        }
+        if (m.info.pending === 0) break;
+      }
+    } finally {
+      await it.close();
+    }
+  } finally {
+    await consumer.delete().catch(() => undefined);
+  }
+  return read;
+}
