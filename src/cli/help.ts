@@ -66,14 +66,17 @@ Options:
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
 ${common('up', 'none: a private server')}`,
-  record: `Usage: rezolus record [options]
+  record: `Usage: rezolus record [options] [-- command args]
 
 Follows the selected hosts live from the bus and writes a Parquet file when
 the recording ends (--duration, Ctrl-C or SIGTERM): one row per host per
 interval, every series a column named metric/label values (cpu_usage/user/3),
 values as of the row time (counters and histograms are cumulative, so
 nothing is lost). With --since it records a past window from the JetStream
-stream instead, at read speed. Wrapping a command is not there yet.
+stream instead, at read speed. With a command after --, it records exactly
+the command's lifetime: the command runs in its own process group and
+rezolus exits with its status (128 + signal when killed); --duration then
+caps the command (SIGTERM to its group, SIGKILL 2 s later, exit 124).
 
 Options:
   --interval DUR     row interval (default 1s)

@@ -218,41 +218,73 @@ async function recordMode(flags: Flags): Promise<number> {
   const output = flags.output ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
   const replay = replayWindow(flags);
+  if (replay !== undefined && command.length > 0) throw new ConfigError('a command (after --) records its own lifetime live; it cannot be combined with --since');
+  const durationMs = durationFlag(flags.duration, 'duration');
   const logLevel = levelFlag(flags['log-level']) ?? 'info';
   const log = createLogger(logLevel as LevelWithSilent);
   const { runRecord } = await import('../record/main.js');
+  const { exitStatus, startCommand } = await import('../record/command.js');
   const started = Date.now();
   const running = await runRecord(
     {
       natsUrl: natsFlag(flags) ?? 'nats://127.0.0.1:4222',
       hosts,
       intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
-      durationMs: durationFlag(flags.duration, 'duration'),
+      // with a command, the duration caps the command (below)
+      durationMs: command.length > 0 ? undefined : durationMs,
       output,
       replay,
     },
     log,
   );
-  const onSignal = (): void => running.stop();
+  let status = 0;
+  let stopping: Promise<unknown> = Promise.resolve();
+  const wrapped = command.length > 0 ? await startCommand(command).catch((error: unknown) => {
+    running.stop();
+    throw new RezolusError('COMMAND', `cannot start ${command[0] ?? ''}: ${String(error)}`);
+  }) : undefined;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    status = signal === 'SIGINT' ? 130 : 143;
+    if (wrapped !== undefined) stopping = wrapped.terminate();
+    running.stop();
+  };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  const progress = process.stderr.isTTY
+  if (wrapped !== undefined) {
+    const cap = durationMs === undefined ? undefined : setTimeout(() => {
+      status = 124;
+      stopping = wrapped.terminate();
+    }, durationMs);
+    void wrapped.exited.then((e) => {
+      if (cap !== undefined) clearTimeout(cap);
+      if (status === 0) status = exitStatus(e);
+      running.stop();
+    });
+  }
+  const progress = process.stderr.isTTY && wrapped === undefined
     ? setInterval(() => process.stderr.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s, ${running.rows()} rows`), 1000)
     : undefined;
   const summary = await running.done;
+  await stopping;
   if (progress !== undefined) {
     clearInterval(progress);
     process.stderr.write('\n');
   }
-  const { size } = statSync(summary.output);
-  process.stdout.write(
-    `${summary.output}: ${summary.rows} rows, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
-      `${summary.frames} frames, ${size} bytes\n`,
-  );
-  return 0;
+  if (process.stderr.isTTY) {
+    // a terminal gets a summary; scripts get quiet and the file
+    const { size } = statSync(summary.output);
+    process.stderr.write(
+      `${summary.output}: ${summary.rows} rows, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
+        `${summary.frames} frames, ${size} bytes\n`,
+    );
+  }
+  return status;
 }
 
 const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = { agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode };
+
+/** the command `rezolus record … -- cmd args` wraps */
+let command: readonly string[] = [];
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
@@ -269,9 +301,14 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const m = mode as Mode;
+  // record wraps a command given after `--`
+  const dashes = m === 'record' ? rest.indexOf('--') : -1;
+  const own = dashes === -1 ? rest : rest.slice(0, dashes);
+  command = dashes === -1 ? [] : rest.slice(dashes + 1);
   let flags: Flags;
   try {
-    const parsed = parseArgs({ args: [...rest], options: OPTIONS, strict: true, allowPositionals: false });
+    if (dashes !== -1 && command.length === 0) throw new Error('no command after --');
+    const parsed = parseArgs({ args: [...own], options: OPTIONS, strict: true, allowPositionals: false });
     flags = parsed.values as Flags;
     const bad = Object.keys(flags).filter((k) => !ALLOWED[m].includes(k));
     if (bad.length > 0) throw new Error(`option --${bad[0]} is not known to "rezolus ${m}"`);

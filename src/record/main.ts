@@ -5,7 +5,7 @@
  * With `replay`, reads a past window from the JetStream stream instead, at
  * read speed, and ends at the window's end.
  *
- * Not done yet (issue 4): wrapping a command, polling an agent URL, writing row groups in a worker
+ * Not done yet (issue 4): polling an agent URL, writing row groups in a worker
  * while recording (rows are held in memory until the end).
  */
 import type { Logger } from 'pino';

@@ -3,7 +3,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -49,7 +49,7 @@ test('rezolus record --host fixture --interval 500ms --duration 3s writes one ro
   const out = join(dir, 'live.parquet');
   const r = await record(['--host', 'fixture', '--interval', '500ms', '--duration', '3s', '-o', out]);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, /live\.parquet: \d+ rows, \d+ series columns, hosts fixture, \d+ frames, \d+ bytes/);
+  t.is(r.stdout, '', 'quiet when not on a terminal');
   t.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (
@@ -77,6 +77,8 @@ test('record refuses bad input with exit 2 and writes nothing', async (t) => {
     ['-o', join(dir, 'x.csv')],
     ['--host', 'a', '--hosts', 'b', '-o', out],
     ['--listen', ':1', '-o', out],
+    ['-o', out, '--'],
+    ['--since', '1m', '-o', out, '--', 'true'],
   ]) {
     const r = await record(args);
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
@@ -116,4 +118,52 @@ test('record refuses a lookback beyond the stream max_age and says how to raise 
   const bad = await record(['--since', 'yesterday', '-o', out]);
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--since must be a duration ago/);
+});
+
+test('record -- cmd: the recording spans the command, which runs in its own group; its status is ours', async (t) => {
+  const out = join(dir, 'cmd.parquet');
+  const r = await record(['--host', 'fixture', '--interval', '200ms', '-o', out, '--', 'sh', '-c', 'sleep 1.2; echo from-child; exit 3']);
+  t.is(r.code, 3, r.stderr);
+  t.is(r.stdout, 'from-child\n');
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  const [row] = (await con.runAndReadAll(`SELECT count(*) AS n, max(timestamp) - min(timestamp) AS span FROM read_parquet('${out}')`)).getRowObjects();
+  t.true(Number(row?.n) >= 4, `${String(row?.n)} rows over the command's 1.2 s at 200 ms`);
+
+  const killed = await record(['--host', 'fixture', '-o', join(dir, 'killed.parquet'), '--', 'sh', '-c', 'kill -TERM $$']);
+  t.is(killed.code, 143, 'killed by SIGTERM: 128 + 15');
+  t.true(existsSync(join(dir, 'killed.parquet')));
+});
+
+test('record --duration caps a command: its whole group gets SIGTERM, then SIGKILL, and the exit is 124', async (t) => {
+  const out = join(dir, 'capped.parquet');
+  const pidFile = join(dir, 'grandchild.pid');
+  const began = Date.now();
+  // the grandchild ignores SIGTERM: only the SIGKILL after the 2 s grace ends it
+  const r = await record(['--host', 'fixture', '--duration', '1s', '-o', out, '--', 'sh', '-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}; sleep 30' & wait`]);
+  const took = Date.now() - began;
+  t.is(r.code, 124, r.stderr);
+  t.true(took < 10_000, `took ${took} ms`);
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  await new Promise((res) => setTimeout(res, 200));
+  // gone, or a zombie waiting for PID 1 (which does not reap here)
+  const state = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] : 'gone';
+  t.true(state === 'gone' || state === 'Z', `the grandchild is ${String(state)}`);
+  t.true(existsSync(out));
+});
+
+test('SIGTERM stops a live recording at once and still writes a valid file', async (t) => {
+  const out = join(dir, 'term.parquet');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', 'fixture', '--interval', '200ms', '--log-level', 'warn', '-o', out], {
+    cwd: ROOT,
+    stdio: 'ignore',
+  });
+  await new Promise((r) => setTimeout(r, 2500));
+  const sent = Date.now();
+  child.kill('SIGTERM');
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  t.is(code, 143);
+  t.true(Date.now() - sent < 3000, 'at once');
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  const [row] = (await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${out}')`)).getRowObjects();
+  t.true(Number(row?.n) >= 3, `${String(row?.n)} rows`);
 });
