@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -16,7 +16,8 @@ Modes:
   up         the embedded default: a private nats-server, agent and exporter
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
-  record     record hosts live from the bus into a Parquet file
+  record     record hosts live from the bus (or a past window) into a Parquet file
+  hindsight  snapshot the last minutes of the stream into a Parquet file
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 `,
@@ -89,6 +90,24 @@ Options:
   --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
   -o, --output FILE  the .parquet file (default rezolus.parquet); written under a
                      temporary name and renamed when complete
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
+  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
+  -h, --help         this text
+`,
+  hindsight: `Usage: rezolus hindsight snapshot [options]
+
+Writes the last --last of the selected hosts, as the JetStream stream keeps
+them (the hindsight buffer, [stream] max_age in agent.toml), to a Parquet
+file, once: the same file as "rezolus record --since". The hindsight service
+(a dump on SIGHUP or POST /dump) is not there yet.
+
+Options:
+  --last DUR         how far back (default 15m; at most the stream's max_age)
+  --host NAME        the host (default: this host)
+  --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
+  --interval DUR     row interval (default 1s)
+  -o, --output FILE  the .parquet file (default hindsight.parquet)
+  --stream NAME      the stream (default REZOLUS)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text

@@ -36,6 +36,7 @@ const OPTIONS = {
   since: { type: 'string' },
   until: { type: 'string' },
   stream: { type: 'string' },
+  last: { type: 'string' },
 } as const;
 
 const ALLOWED: Record<Mode, readonly string[]> = {
@@ -43,6 +44,7 @@ const ALLOWED: Record<Mode, readonly string[]> = {
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
   up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
   record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream'],
+  hindsight: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'output', 'last', 'stream'],
 };
 
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -281,10 +283,24 @@ async function recordMode(flags: Flags): Promise<number> {
   return status;
 }
 
-const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = { agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode };
+/** `rezolus hindsight snapshot --last 10m …`: the last window of the stream, once, into a file. */
+async function hindsightMode(flags: Flags): Promise<number> {
+  if (subcommand !== 'snapshot') {
+    throw new ConfigError('only "rezolus hindsight snapshot --last DUR" is there yet; the hindsight service (SIGHUP, POST /dump) is still to come');
+  }
+  const last = flags.last ?? '15m';
+  if (parseDuration(last) === undefined) throw new ConfigError(`--last must be a duration such as "10m", got "${last}"`);
+  return recordMode({ ...flags, last: undefined, since: last, output: flags.output ?? 'hindsight.parquet' });
+}
+
+const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = {
+  agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode, hindsight: hindsightMode,
+};
 
 /** the command `rezolus record … -- cmd args` wraps */
 let command: readonly string[] = [];
+/** `rezolus hindsight <subcommand>` */
+let subcommand: string | undefined;
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
@@ -303,7 +319,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   const m = mode as Mode;
   // record wraps a command given after `--`
   const dashes = m === 'record' ? rest.indexOf('--') : -1;
-  const own = dashes === -1 ? rest : rest.slice(0, dashes);
+  let own = dashes === -1 ? rest : rest.slice(0, dashes);
+  subcommand = undefined;
+  if (m === 'hindsight' && own[0] !== undefined && !own[0].startsWith('-')) [subcommand, ...own] = own;
   command = dashes === -1 ? [] : rest.slice(dashes + 1);
   let flags: Flags;
   try {

@@ -33,8 +33,8 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function record(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--log-level', 'warn', ...args], {
+function record(args: string[], mode: string[] = ['record']): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...mode, '--nats', server.url, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -166,4 +166,21 @@ test('SIGTERM stops a live recording at once and still writes a valid file', asy
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const [row] = (await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${out}')`)).getRowObjects();
   t.true(Number(row?.n) >= 3, `${String(row?.n)} rows`);
+});
+
+test('rezolus hindsight snapshot --last writes the last window once; the service itself is refused for now', async (t) => {
+  await new Promise((r) => setTimeout(r, 1500));
+  const out = join(dir, 'snap.parquet');
+  const r = await record(['--last', '1s', '--host', 'fixture', '--interval', '250ms', '-o', out], ['hindsight', 'snapshot']);
+  t.is(r.code, 0, r.stderr);
+  const con = await (await DuckDBInstance.create(':memory:')).connect();
+  const rows = (await con.runAndReadAll(`SELECT "cpu_usage/user/0" AS user0 FROM read_parquet('${out}')`)).getRowObjects();
+  t.true(rows.length >= 3 && rows.length <= 6, `${rows.length} rows for 1 s at 250 ms`);
+  t.true(rows.every((row) => row.user0 === 20_230_000_000n));
+  const service = await record([], ['hindsight']);
+  t.is(service.code, 2);
+  t.regex(service.stderr, /only "rezolus hindsight snapshot --last DUR" is there yet/);
+  const tooFar = await record(['--last', '1h', '--host', 'fixture', '-o', join(dir, 'far.parquet')], ['hindsight', 'snapshot']);
+  t.is(tooFar.code, 1);
+  t.regex(tooFar.stderr, /Raise \[stream\] max_age/);
 });
