@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 import {
   agentArgs, alive, CLK_TCK, cpuTicksSplit, ensureBuilt, fmt, NATS_SERVER_BIN, ROOT, say, sleep, stderrTail, stopChild,
+  type CallFrame, type CpuProfile, type ProfileNode,
 } from './common.js';
 
 const { values: flags, positionals } = parseArgs({
@@ -36,23 +37,6 @@ if (!Number.isInteger(SECONDS) || SECONDS < 3 || SECONDS > 600 || !(SKIP_S >= 0 
   process.exit(2);
 }
 
-interface CallFrame {
-  readonly functionName: string;
-  readonly url: string;
-  readonly lineNumber: number;
-}
-interface ProfileNode {
-  readonly id: number;
-  readonly callFrame: CallFrame;
-  readonly children?: readonly number[];
-}
-interface CpuProfile {
-  readonly nodes: readonly ProfileNode[];
-  readonly startTime: number;
-  readonly endTime: number;
-  readonly samples: readonly number[];
-  readonly timeDeltas: readonly number[];
-}
 
 function shortUrl(url: string): string {
   const nm = url.lastIndexOf('/node_modules/');

@@ -110,3 +110,22 @@ export async function waitFor(
 export function agentArgs(natsUrl: string): string[] {
   return [ENTRY, 'agent', '--nats', natsUrl, '--host', 'bench', '--interval', '1s', '--log-level', 'warn'];
 }
+
+/** The parts of a V8 CPU profile (.cpuprofile) the profiling benches read. */
+export interface CallFrame {
+  readonly functionName: string;
+  readonly url: string;
+  readonly lineNumber: number;
+}
+export interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: CallFrame;
+  readonly children?: readonly number[];
+}
+export interface CpuProfile {
+  readonly nodes: readonly ProfileNode[];
+  readonly startTime: number;
+  readonly endTime: number;
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+}

@@ -58,7 +58,7 @@ import { metric, type MetricDecl } from '../../src/metrics/metric.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
 import type { AgentIntrospection, Point, SamplerStats, Value } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
-import { fmt, say } from './common.js';
+import { fmt, say, type CallFrame, type CpuProfile, type ProfileNode } from './common.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -359,21 +359,6 @@ function fakeDescriptorBucket(descriptors: readonly string[]): KV {
 
 // ---------------------------------------------------------------- profiling (--profile)
 
-interface CallFrame {
-  readonly functionName: string;
-  readonly url: string;
-  readonly lineNumber: number;
-}
-interface ProfileNode {
-  readonly id: number;
-  readonly callFrame: CallFrame;
-  readonly children?: readonly number[];
-}
-interface CpuProfile {
-  readonly nodes: readonly ProfileNode[];
-  readonly samples: readonly number[];
-  readonly timeDeltas: readonly number[];
-}
 
 let session: Session | undefined;
 let profileDir: string | undefined;
