@@ -224,6 +224,12 @@ async function recordMode(flags: Flags): Promise<number> {
   const durationMs = durationFlag(flags.duration, 'duration');
   const logLevel = levelFlag(flags['log-level']) ?? 'info';
   const log = createLogger(logLevel as LevelWithSilent);
+  // a signal during start-up ends the recording as soon as it runs
+  let signalled: NodeJS.Signals | undefined;
+  let onSignal = (signal: NodeJS.Signals): void => void (signalled = signal);
+  const forward = (signal: NodeJS.Signals): void => onSignal(signal);
+  process.once('SIGINT', forward);
+  process.once('SIGTERM', forward);
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
   const started = Date.now();
@@ -245,13 +251,12 @@ async function recordMode(flags: Flags): Promise<number> {
     running.stop();
     throw new RezolusError('COMMAND', `cannot start ${command[0] ?? ''}: ${String(error)}`);
   }) : undefined;
-  const onSignal = (signal: NodeJS.Signals): void => {
+  onSignal = (signal: NodeJS.Signals): void => {
     status = signal === 'SIGINT' ? 130 : 143;
     if (wrapped !== undefined) stopping = wrapped.terminate();
     running.stop();
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  if (signalled !== undefined) onSignal(signalled);
   if (wrapped !== undefined) {
     const cap = durationMs === undefined ? undefined : setTimeout(() => {
       status = 124;

@@ -153,11 +153,16 @@ test('record --duration caps a command: its whole group gets SIGTERM, then SIGKI
 
 test('SIGTERM stops a live recording at once and still writes a valid file', async (t) => {
   const out = join(dir, 'term.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', 'fixture', '--interval', '200ms', '--log-level', 'warn', '-o', out], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', 'fixture', '--interval', '200ms', '--log-level', 'info', '-o', out], {
     cwd: ROOT,
-    stdio: 'ignore',
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
-  await new Promise((r) => setTimeout(r, 2500));
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  // recording once it logs so (a loaded machine may take seconds to start it), then 1.5 s of rows
+  const deadline = Date.now() + 30_000;
+  while (!stderr.includes('"msg":"recording"') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  await new Promise((r) => setTimeout(r, 1500));
   const sent = Date.now();
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
