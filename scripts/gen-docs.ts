@@ -11,6 +11,7 @@ import { AGENT_SPEC, SAMPLER_KEYS } from '../src/config/agent.js';
 import { EXPORTER_SPEC, OVERSAMPLE_METRICS } from '../src/config/exporter.js';
 import type { FileSpec, KeySpec, SectionSpec } from '../src/config/schema.js';
 import { UP_SPEC } from '../src/config/up.js';
+import { HINDSIGHT_SPEC } from '../src/config/hindsight.js';
 import { familyName } from '../src/exporter/names.js';
 import { distributionFamilyName, rateFamilyName } from '../src/exporter/plan.js';
 import { EXPORTER_METRICS } from '../src/exporter/self-metrics.js';
@@ -140,6 +141,7 @@ export function generatedFiles(): Record<string, string> {
     'config/agent.toml': agentToml(),
     'config/exporter.toml': tomlFile('rezolus exporter', EXPORTER_SPEC),
     'config/up.toml': tomlFile('rezolus up (the embedded default)', UP_SPEC),
+    'config/hindsight.toml': tomlFile('rezolus hindsight', HINDSIGHT_SPEC),
   };
 }
 

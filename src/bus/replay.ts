@@ -21,6 +21,8 @@ export interface ReplayWindow {
   readonly untilNs: bigint;
 }
 
+const LOOKBACK_SLACK_NS = 5_000_000_000n;
+
 /** Refuses a window that starts before what the stream keeps (its max_age). */
 export async function checkLookback(nc: NatsConnection, stream: string, sinceNs: bigint, nowNs: bigint): Promise<void> {
   const info = await jetstreamManager(nc)
@@ -29,7 +31,8 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
       throw new RezolusError('NO_STREAM', `stream ${stream} not found (${String(error)}): is an agent publishing to this NATS server?`);
     });
   const maxAgeNs = BigInt(info.config.max_age);
-  if (maxAgeNs > 0n && nowNs - sinceNs > maxAgeNs) {
+  // a lookback equal to max_age (the default on both sides) is fine; its start moves on while the window is read
+  if (maxAgeNs > 0n && nowNs - sinceNs > maxAgeNs + LOOKBACK_SLACK_NS) {
     const keepS = Number(maxAgeNs / 1_000_000_000n);
     throw new RezolusError(
       'LOOKBACK',

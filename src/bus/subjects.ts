@@ -17,6 +17,8 @@ export const CONTRACT: BusContract = JSON.parse(readFileSync(CONTRACT_PATH, 'utf
 export const METRICS_PREFIX = `${CONTRACT.prefix}.metrics`;
 export const DESCRIPTOR_BUCKET = 'rezolus_descriptors';
 export const STATUS_BUCKET = 'rezolus_status';
+/** Request/reply: a request here makes every hindsight service write a dump and reply with its result. */
+export const HINDSIGHT_CONTROL_SUBJECT = `${CONTRACT.prefix}.control.hindsight.dump`;
 
 /**
  * Makes a hostname one subject token: lower case, and every character

@@ -17,7 +17,7 @@ Modes:
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
-  hindsight  snapshot the last minutes of the stream into a Parquet file
+  hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 `,
@@ -94,20 +94,33 @@ Options:
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text
 `,
-  hindsight: `Usage: rezolus hindsight snapshot [options]
+  hindsight: `Usage: rezolus hindsight [options]
+       rezolus hindsight snapshot [options]
 
-Writes the last --last of the selected hosts, as the JetStream stream keeps
-them (the hindsight buffer, [stream] max_age in agent.toml), to a Parquet
-file, once: the same file as "rezolus record --since". The hindsight service
-(a dump on SIGHUP or POST /dump) is not there yet.
+The service: on SIGHUP, POST /dump (HTTP, loopback by default) or a NATS
+request to rezolus.control.hindsight.dump, it writes the last [general]
+duration (default 15m) of the configured hosts, as the JetStream stream keeps
+them (the hindsight buffer), to [general] output, atomically, and keeps
+running. A trigger during a dump is queued, not lost. GET /status reports the
+window the stream holds. It refuses a duration beyond the stream's max_age.
 
-Options:
-  --last DUR         how far back (default 15m; at most the stream's max_age)
-  --host NAME        the host (default: this host)
+snapshot writes the last --last once, like "rezolus record --since".
+
+Service options:
+  --config FILE      config file (default: config/hindsight.toml shipped with rezolus)
+  --listen HOST:PORT HTTP address (default 127.0.0.1:4243)
   --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
+  --interval DUR     row interval (default 1s)
+  -o, --output FILE  the .parquet file a dump writes (default hindsight.parquet)
+
+Snapshot options:
+  --last DUR         how far back (default 15m; at most the stream's max_age)
+  --host NAME        the host (default: this host), or --hosts PATTERN
   --interval DUR     row interval (default 1s)
   -o, --output FILE  the .parquet file (default hindsight.parquet)
   --stream NAME      the stream (default REZOLUS)
+
+Both:
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text

@@ -7,6 +7,7 @@ import type { LevelWithSilent } from 'pino';
 import { loadAgentConfig } from '../config/agent.js';
 import { loadExporterConfig } from '../config/exporter.js';
 import { loadUpConfig } from '../config/up.js';
+import { loadHindsightConfig } from '../config/hindsight.js';
 import { parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
 import { hostToken } from '../bus/subjects.js';
 import { ConfigError, RezolusError } from '../errors.js';
@@ -44,7 +45,7 @@ const ALLOWED: Record<Mode, readonly string[]> = {
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
   up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
   record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream'],
-  hindsight: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'output', 'last', 'stream'],
+  hindsight: ['help', 'config', 'nats', 'log-level', 'host', 'hosts', 'interval', 'output', 'last', 'stream', 'listen'],
 };
 
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -288,14 +289,37 @@ async function recordMode(flags: Flags): Promise<number> {
   return status;
 }
 
-/** `rezolus hindsight snapshot --last 10m …`: the last window of the stream, once, into a file. */
-async function hindsightMode(flags: Flags): Promise<number> {
-  if (subcommand !== 'snapshot') {
-    throw new ConfigError('only "rezolus hindsight snapshot --last DUR" is there yet; the hindsight service (SIGHUP, POST /dump) is still to come');
+/**
+ * `rezolus hindsight`: the service (dump on SIGHUP, POST /dump or a NATS
+ * request); `rezolus hindsight snapshot --last 10m …`: the last window once.
+ */
+async function hindsightMode(flags: Flags): Promise<number | void> {
+  if (subcommand === 'snapshot') {
+    if (flags.listen !== undefined || flags.config !== undefined) throw new ConfigError('snapshot takes no --listen or --config');
+    const last = flags.last ?? '15m';
+    if (parseDuration(last) === undefined) throw new ConfigError(`--last must be a duration such as "10m", got "${last}"`);
+    return recordMode({ ...flags, last: undefined, since: last, output: flags.output ?? 'hindsight.parquet' });
   }
-  const last = flags.last ?? '15m';
-  if (parseDuration(last) === undefined) throw new ConfigError(`--last must be a duration such as "10m", got "${last}"`);
-  return recordMode({ ...flags, last: undefined, since: last, output: flags.output ?? 'hindsight.parquet' });
+  if (subcommand !== undefined) throw new ConfigError(`unknown hindsight subcommand "${subcommand}" (the service runs without one; "snapshot" writes once)`);
+  if (flags.last !== undefined || flags.stream !== undefined || flags.host !== undefined) {
+    throw new ConfigError('the service takes its window from hindsight.toml ([general] duration, stream, hosts); --last is for "snapshot"');
+  }
+  const config = loadHindsightConfig(configPath('hindsight', flags), {
+    hosts: hostsFlag(flags.hosts),
+    output: flags.output,
+    intervalMs: durationFlag(flags.interval, 'interval'),
+    listen: listenFlag(flags.listen),
+    natsUrl: natsFlag(flags),
+    logLevel: levelFlag(flags['log-level']),
+  });
+  if (!config.output.endsWith('.parquet')) throw new ConfigError(`output must name a .parquet file, got "${config.output}"`);
+  const log = createLogger(config.logLevel as LevelWithSilent);
+  const { runHindsight } = await import('../hindsight/main.js');
+  const running = await runHindsight(config, log);
+  process.on('SIGHUP', () => {
+    running.dump('sighup').catch((error: unknown) => log.error({ error: String(error) }, 'dump failed'));
+  });
+  untilSignal(() => running.stop(), log);
 }
 
 const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = {

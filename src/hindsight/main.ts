@@ -1,0 +1,163 @@
+/**
+ * `rezolus hindsight`: a service that, when triggered (SIGHUP, POST /dump,
+ * or a NATS request on the control subject), writes the last `duration` of
+ * the selected hosts from the JetStream stream to a Parquet file, atomically,
+ * and keeps running. A trigger during a dump is queued (several queued ones
+ * share the next dump), never lost. GET /status reports the window the
+ * stream holds.
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/nats-core';
+import { connectBus } from '../bus/connect.js';
+import { checkLookback } from '../bus/replay.js';
+import { HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX } from '../bus/subjects.js';
+import type { HindsightConfig } from '../config/hindsight.js';
+import { RezolusError } from '../errors.js';
+import { runRecord } from '../record/main.js';
+
+export interface DumpResult {
+  readonly output: string;
+  readonly rows: number;
+  readonly hosts: readonly string[];
+  readonly trigger: string;
+  readonly startedAt: string;
+  readonly ms: number;
+}
+
+export interface RunningHindsight {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  /** writes a dump (queued behind a running one); resolves when the file is written */
+  dump(trigger: string): Promise<DumpResult>;
+  stop(): Promise<void>;
+}
+
+/** Per host: messages held and the newest frame's store time. */
+async function windowStatus(nc: NatsConnection, stream: string): Promise<Record<string, unknown>> {
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
+  const hosts: Record<string, { messages: number; newest: string | undefined }> = {};
+  const lastBySubject = new Map<string, string>();
+  for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
+    const host = subject.split('.')[2] ?? '?';
+    const h = (hosts[host] ??= { messages: 0, newest: undefined });
+    h.messages += count;
+    lastBySubject.set(subject, host);
+  }
+  for (const [subject, host] of lastBySubject) {
+    const m = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+    const t = m?.time.toISOString();
+    const h = hosts[host];
+    if (h !== undefined && t !== undefined && (h.newest === undefined || t > h.newest)) h.newest = t;
+  }
+  return {
+    stream,
+    max_age_s: Number(BigInt(info.config.max_age) / 1_000_000_000n),
+    oldest: info.state.first_ts,
+    newest: info.state.last_ts,
+    bytes: info.state.bytes,
+    messages: info.state.messages,
+    hosts,
+  };
+}
+
+export async function runHindsight(config: HindsightConfig, log: Logger): Promise<RunningHindsight> {
+  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-hindsight', log: log.child({ component: 'nats' }) });
+  try {
+    await checkLookback(nc, config.stream, BigInt(Date.now() - config.durationMs) * 1_000_000n, BigInt(Date.now()) * 1_000_000n);
+  } catch (error) {
+    if (error instanceof RezolusError && error.code === 'LOOKBACK') {
+      await nc.close();
+      throw error;
+    }
+    log.warn({ error: String(error) }, 'stream not there yet; dumps will fail until an agent creates it');
+  }
+
+  let running: Promise<DumpResult> | undefined;
+  let queued: Promise<DumpResult> | undefined;
+  let dumps = 0;
+  let last: DumpResult | undefined;
+
+  const once = async (trigger: string): Promise<DumpResult> => {
+    const began = Date.now();
+    const rec = await runRecord(
+      {
+        natsUrl: config.natsUrl,
+        hosts: config.hosts,
+        intervalMs: config.intervalMs,
+        durationMs: undefined,
+        output: config.output,
+        replay: { stream: config.stream, sinceNs: BigInt(began - config.durationMs) * 1_000_000n, untilNs: BigInt(began) * 1_000_000n },
+      },
+      log.child({ component: 'dump' }),
+    );
+    const s = await rec.done;
+    dumps++;
+    last = { output: s.output, rows: s.rows, hosts: s.hosts, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    log.info(last, 'dump written');
+    return last;
+  };
+  const start = (trigger: string): Promise<DumpResult> => {
+    const p = once(trigger).finally(() => {
+      if (running === p) running = undefined;
+    });
+    running = p;
+    return p;
+  };
+  const dump = (trigger: string): Promise<DumpResult> => {
+    if (running === undefined) return start(trigger);
+    queued ??= running
+      .catch(() => undefined)
+      .then(() => {
+        queued = undefined;
+        return start(trigger);
+      });
+    return queued;
+  };
+
+  const control: Subscription = nc.subscribe(HINDSIGHT_CONTROL_SUBJECT, {
+    callback: (error, msg) => {
+      if (error !== null) return;
+      dump('nats').then(
+        (r) => msg.respond(JSON.stringify({ ok: true, ...r })),
+        (e: unknown) => msg.respond(JSON.stringify({ ok: false, error: String(e) })),
+      );
+    },
+  });
+
+  const app: FastifyInstance = Fastify({ loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger });
+  app.post('/dump', async (_req, reply) => {
+    try {
+      return reply.send(await dump('http'));
+    } catch (error) {
+      return reply.code(500).send({ error: String(error) });
+    }
+  });
+  app.get('/status', async (_req, reply) => {
+    const window = await windowStatus(nc, config.stream).catch((e: unknown) => ({ error: String(e) }));
+    return reply.send({ window, dumping: running !== undefined, queued: queued !== undefined, dumps, last, output: config.output, duration_s: config.durationMs / 1000 });
+  });
+  try {
+    await app.listen({ host: config.listen.host, port: config.listen.port });
+  } catch (error) {
+    control.unsubscribe();
+    await nc.close();
+    const code = (error as { code?: string }).code ?? String(error);
+    throw new RezolusError('LISTEN_FAILED', `cannot listen on ${config.listen.host}:${config.listen.port} (${code}); choose another with --listen`, { cause: error });
+  }
+  const port = (app.server.address() as { port: number }).port;
+  log.info({ port, subject: HINDSIGHT_CONTROL_SUBJECT }, 'hindsight ready: SIGHUP, POST /dump or a NATS request dump the window');
+  return {
+    app,
+    url: `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${port}`,
+    dump,
+    async stop() {
+      await app.close();
+      control.unsubscribe();
+      await (queued ?? running)?.catch(() => undefined);
+      await nc.drain().catch(() => nc.close());
+    },
+  };
+}
