@@ -65,6 +65,7 @@ Options:
   --host NAME        host name (default: hostname)
   --interval DUR     sampler interval and exporter window (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
+  --hindsight-listen HOST:PORT  hindsight service address (default 127.0.0.1:4243)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
 ${common('up', 'none: a private server')}`,
   record: `Usage: rezolus record [options] [-- command args]

@@ -38,12 +38,13 @@ const OPTIONS = {
   until: { type: 'string' },
   stream: { type: 'string' },
   last: { type: 'string' },
+  'hindsight-listen': { type: 'string' },
 } as const;
 
 const ALLOWED: Record<Mode, readonly string[]> = {
   agent: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'procfs', 'sysfs'],
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
-  up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port'],
+  up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen'],
   record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream'],
   hindsight: ['help', 'config', 'nats', 'log-level', 'host', 'hosts', 'interval', 'output', 'last', 'stream', 'listen'],
 };
@@ -160,6 +161,9 @@ async function upMode(flags: Flags): Promise<void> {
   const exporter = loadExporterConfig(up.exporterConfig !== undefined && existsSync(up.exporterConfig) ? up.exporterConfig : undefined, {
     listen: listenFlag(flags.listen), hosts: hostsFlag(flags.hosts) ?? agent.host, intervalMs, logLevel,
   });
+  const hindsight = loadHindsightConfig(up.hindsightConfig !== undefined && existsSync(up.hindsightConfig) ? up.hindsightConfig : undefined, {
+    listen: listenFlag(flags['hindsight-listen']), hosts: hostsFlag(flags.hosts) ?? agent.host, logLevel,
+  });
   let forcePort: number | undefined;
   if (flags['nats-port'] !== undefined) {
     forcePort = Number(flags['nats-port']);
@@ -178,6 +182,7 @@ async function upMode(flags: Flags): Promise<void> {
       dataDir: flags['data-dir'] ?? up.dataDir,
       agent,
       exporter,
+      hindsight,
     },
     log,
   );
@@ -186,9 +191,13 @@ async function upMode(flags: Flags): Promise<void> {
     `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
     `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
     `  exporter  ${running.exporter.url}`,
+    `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
     '  Ctrl-C stops everything started here.',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+  process.on('SIGHUP', () => {
+    running.hindsight.dump('sighup').catch((error: unknown) => log.error({ error: String(error) }, 'dump failed'));
+  });
   untilSignal(() => running.stop(), log);
 }
 

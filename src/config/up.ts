@@ -5,11 +5,12 @@ import { loadConfig } from './load.js';
 
 export const UP_SPEC: FileSpec = {
   general: {
-    doc: 'The embedded default: `rezolus up` runs an agent and an exporter, and a private nats-server when needed.',
+    doc: 'The embedded default: `rezolus up` runs a private nats-server (unless given a URL), an agent, an exporter and a hindsight service.',
     keys: {
       data_dir: { type: 'string', default: './data', doc: 'Where the private nats-server keeps its JetStream store and log, relative to the current directory. --data-dir overrides.' },
       agent_config: { type: 'string', default: 'agent.toml', doc: 'Agent config, relative to this file.' },
       exporter_config: { type: 'string', default: 'exporter.toml', doc: 'Exporter config, relative to this file.' },
+      hindsight_config: { type: 'string', default: 'hindsight.toml', doc: 'Hindsight config, relative to this file.' },
     },
   },
   nats: {
@@ -28,6 +29,7 @@ export interface UpConfig {
   readonly dataDir: string;
   readonly agentConfig: string | undefined;
   readonly exporterConfig: string | undefined;
+  readonly hindsightConfig: string | undefined;
   readonly natsUrl: string;
   readonly natsServer: string;
   readonly natsPort: number;
@@ -49,6 +51,7 @@ export function loadUpConfig(path: string | undefined, defaultsDir: string | und
     dataDir: s('general', 'data_dir') as string,
     agentConfig: rel('agent_config'),
     exporterConfig: rel('exporter_config'),
+    hindsightConfig: rel('hindsight_config'),
     natsUrl: s('nats', 'url') as string,
     natsServer: s('nats', 'server') as string,
     natsPort: s('nats', 'port') as number,

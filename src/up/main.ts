@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import { runAgent, type RunningAgent } from '../agent/main.js';
 import type { AgentConfig } from '../config/agent.js';
 import type { ExporterConfig } from '../config/exporter.js';
+import type { HindsightConfig } from '../config/hindsight.js';
+import { runHindsight, type RunningHindsight } from '../hindsight/main.js';
 import { runExporter, type RunningExporter } from '../exporter/main.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
 
@@ -17,6 +19,7 @@ export interface UpOptions {
   readonly dataDir: string;
   readonly agent: Omit<AgentConfig, 'natsUrl'>;
   readonly exporter: Omit<ExporterConfig, 'natsUrl'>;
+  readonly hindsight: Omit<HindsightConfig, 'natsUrl'>;
 }
 
 export interface RunningUp {
@@ -25,6 +28,7 @@ export interface RunningUp {
   readonly server: NatsServer | undefined;
   readonly agent: RunningAgent;
   readonly exporter: RunningExporter;
+  readonly hindsight: RunningHindsight;
   stop(): Promise<void>;
 }
 
@@ -60,28 +64,34 @@ async function portTaken(port: number): Promise<boolean> {
   });
 }
 
-/** The embedded default: NATS (found or started), an agent and an exporter in this process. */
+/** The embedded default: NATS (given or started), an agent, an exporter and a hindsight service in this process. */
 export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   const { url, server } = await chooseNats(o, log);
   let agent: RunningAgent | undefined;
   let exporter: RunningExporter | undefined;
+  let hindsight: RunningHindsight | undefined;
   try {
     // The exporter binds its port first, so a busy port fails before anything else starts.
     exporter = await runExporter({ ...o.exporter, natsUrl: url }, log.child({ process: 'exporter' }));
     agent = await runAgent({ ...o.agent, natsUrl: url }, log.child({ process: 'agent' }));
-    const [runningAgent, runningExporter] = [agent, exporter];
+    // after the agent: it creates the stream the hindsight service checks
+    hindsight = await runHindsight({ ...o.hindsight, natsUrl: url }, log.child({ process: 'hindsight' }));
+    const [runningAgent, runningExporter, runningHindsight] = [agent, exporter, hindsight];
     return {
       natsUrl: url,
       server,
       agent: runningAgent,
       exporter: runningExporter,
+      hindsight: runningHindsight,
       async stop() {
+        await runningHindsight.stop();
         await runningExporter.stop();
         await runningAgent.stop();
         await server?.stop();
       },
     };
   } catch (error) {
+    await hindsight?.stop();
     await exporter?.stop();
     await agent?.stop();
     await server?.stop();

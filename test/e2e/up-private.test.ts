@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
+import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { runUp } from '../../src/up/main.js';
@@ -36,6 +37,7 @@ test('up without a URL never uses a NATS server it did not start: a taken port m
       dataDir,
       agent: { ...agent, procfs: PROC, sysfs: SYS },
       exporter,
+      hindsight: loadHindsightConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, output: join(dataDir, 'h.parquet'), logLevel: 'silent' }),
     },
     silentLogger(),
   );

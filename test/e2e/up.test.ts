@@ -34,7 +34,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--host', 'e2e-live', '--log-level', 'warn'],
+    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--hindsight-listen', '127.0.0.1:0', '--host', 'e2e-live', '--log-level', 'warn'],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
@@ -50,6 +50,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     t.regex(stdout, /NATS\s+nats:\/\/127\.0\.0\.1:\d+ \(private nats-server, pid \d+/);
     t.regex(stdout, /stream\s+REZOLUS/);
     t.true(stdout.includes(`exporter  http://127.0.0.1:${port}/metrics`));
+    t.regex(stdout, /hindsight http:\/\/127\.0\.0\.1:\d+\/dump \(POST, or kill -HUP \d+\) writes the last 15 min to hindsight\.parquet/);
     const serverPid = Number(/pid (\d+)/.exec(stdout)?.[1]);
 
     const { cpus, netdevs, disks } = liveDevices();
