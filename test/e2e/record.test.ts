@@ -50,7 +50,7 @@ test('rezolus record --host fixture --interval 500ms --duration 3s writes one ro
   const r = await record(['--host', 'fixture', '--interval', '500ms', '--duration', '3s', '-o', out]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stdout, '', 'quiet when not on a terminal');
-  t.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), []);
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('live.parquet.tmp-')), [], 'no temporary file of this recording left');
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (
     await con.runAndReadAll(`SELECT timestamp, host, "cpu_usage/user/0" AS user0, memory_total FROM read_parquet('${out}') ORDER BY timestamp`)
