@@ -5,8 +5,9 @@
  * With `replay`, reads a past window from the JetStream stream instead, at
  * read speed, and ends at the window's end.
  *
- * Not done yet (issue 4): polling an agent URL, writing row groups in a worker
- * while recording (rows are held in memory until the end).
+ * The file is written in a worker thread (write.ts). Not done yet (issue 4):
+ * polling an agent URL; streaming row groups while recording (rows are held
+ * in memory until the end).
  */
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
@@ -16,7 +17,7 @@ import { checkLookback, replayFrames } from '../bus/replay.js';
 import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats } from '../bus/subscribe.js';
 import type { Frame } from '../frame/types.js';
 import { VERSION } from '../version.js';
-import { writeParquetFile } from './parquet.js';
+import { writeParquetInWorker } from './write.js';
 import { RowBuilder, toRecordRows, type Row } from './rows.js';
 
 export interface RecordConfig {
@@ -99,7 +100,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     rows.push(...builder.flush());
     const columns = builder.columns();
     const hosts = [...new Set(rows.map((r) => r.host))].sort();
-    await writeParquetFile(config.output, columns, toRecordRows(rows, columns), {
+    await writeParquetInWorker(config.output, columns, toRecordRows(rows, columns), {
       source: 'rezolus-nats',
       version: VERSION,
       hosts,

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { columnName, columnsOf } from '../../src/record/columns.js';
 import { writeParquetFile, type RecordRow } from '../../src/record/parquet.js';
+import { writeParquetInWorker } from '../../src/record/write.js';
 import { bucketCount, fromValues, percentiles, toDense } from '../../src/metrics/histogram.js';
 import { m, makeDescriptor } from '../helpers/frames.js';
 
@@ -125,4 +126,16 @@ test('a percentile computed in SQL from the bucket list equals ours', async (t) 
     t.is(BigInt(r?.upper as bigint), percentiles(hist, [q])?.[0] ?? -1n, `q=${q}`);
   }
   t.false(existsSync(`${path}.tmp-${process.pid}`));
+});
+
+test('the worker writes the same file, and reports a failure as a rejection', async (t) => {
+  const columns = columnsOf(d).filter((c) => c !== undefined);
+  const path = join(dir, 'worker.parquet');
+  const meta = { source: 's', version: 'v', hosts: ['a'], samplingIntervalMs: 1000, descriptions: {} };
+  await writeParquetInWorker(path, columns, [{ timestampNs: 7n, host: 'a', cells: [3n, 0.5, null] }], meta);
+  const [row] = await rows(`SELECT timestamp, "cpu_usage/user/3" AS c, "load_average/1m" AS g FROM read_parquet('${path}')`);
+  t.deepEqual(row, { timestamp: 7n, c: 3n, g: 0.5 });
+  const twice = [...columns, columns[0]!];
+  await t.throwsAsync(writeParquetInWorker(join(dir, 'bad.parquet'), twice, [], meta), { message: /two columns named cpu_usage\/user\/3/ });
+  t.false(existsSync(join(dir, 'bad.parquet')));
 });
