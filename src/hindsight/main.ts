@@ -34,23 +34,29 @@ export interface RunningHindsight {
   stop(): Promise<void>;
 }
 
-/** Per host: messages held and the newest frame's store time. */
+/** Per host: messages held and the oldest and newest frame's store time. */
 async function windowStatus(nc: NatsConnection, stream: string): Promise<Record<string, unknown>> {
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
-  const hosts: Record<string, { messages: number; newest: string | undefined }> = {};
+  const hosts: Record<string, { messages: number; oldest: string | undefined; newest: string | undefined }> = {};
   const lastBySubject = new Map<string, string>();
   for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
     const host = subject.split('.')[2] ?? '?';
-    const h = (hosts[host] ??= { messages: 0, newest: undefined });
+    const h = (hosts[host] ??= { messages: 0, oldest: undefined, newest: undefined });
     h.messages += count;
     lastBySubject.set(subject, host);
   }
+  const firstSeq = info.state.first_seq;
   for (const [subject, host] of lastBySubject) {
-    const m = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
-    const t = m?.time.toISOString();
     const h = hosts[host];
-    if (h !== undefined && t !== undefined && (h.newest === undefined || t > h.newest)) h.newest = t;
+    if (h === undefined) continue;
+    const last = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+    const newest = last?.time.toISOString();
+    if (newest !== undefined && (h.newest === undefined || newest > h.newest)) h.newest = newest;
+    // STREAM.MSG.GET takes next_by_subj (the first message of a subject from a sequence); the client's type lacks it
+    const first = await jsm.streams.getMessage(stream, { seq: firstSeq, next_by_subj: subject } as unknown as { seq: number }).catch(() => null);
+    const oldest = first?.time.toISOString();
+    if (oldest !== undefined && (h.oldest === undefined || oldest < h.oldest)) h.oldest = oldest;
   }
   return {
     stream,

@@ -82,11 +82,14 @@ test.serial('a NATS request on the control subject dumps and replies with the re
 
 test.serial('GET /status reports the window the stream holds, per host', async (t) => {
   const r = await hindsight.app.inject({ method: 'GET', url: '/status' });
-  const s = r.json<{ window: { max_age_s: number; bytes: number; hosts: Record<string, { messages: number; newest: string }> }; dumps: number }>();
+  const s = r.json<{ window: { max_age_s: number; bytes: number; hosts: Record<string, { messages: number; oldest: string; newest: string }> }; dumps: number }>();
   t.is(s.window.max_age_s, 900);
   t.true(s.window.bytes > 0);
   t.true((s.window.hosts.fixture?.messages ?? 0) > 10);
   t.true(Date.now() - Date.parse(s.window.hosts.fixture?.newest ?? '') < 5000, 'the newest frame is recent');
+  const oldest = Date.parse(s.window.hosts.fixture?.oldest ?? '');
+  t.true(oldest < Date.parse(s.window.hosts.fixture?.newest ?? '') - 1000, `the oldest frame (${s.window.hosts.fixture?.oldest}) is older than the newest by more than 1 s`);
+  t.true(Date.now() - oldest < 120_000, 'and no older than this test');
   t.true(s.dumps >= 3);
 });
 
