@@ -8,6 +8,9 @@ import { connectBus } from '../bus/connect.js';
 import { descriptorBucket, statusBucket } from '../bus/kv.js';
 import { hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SnapshotSink, serveSnapshot } from './snapshot.js';
 import { ensureStream } from '../bus/stream.js';
 import type { AgentConfig } from '../config/agent.js';
 import { ConfigError, RezolusError } from '../errors.js';
@@ -23,6 +26,8 @@ export interface RunningAgent {
   readonly publisher: Publisher;
   readonly nc: NatsConnection;
   readonly streamName: string;
+  /** the snapshot endpoint's address, when it is served */
+  readonly httpPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -56,6 +61,14 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     maxBufferBytes: config.bufferMaxBytes,
     log: log.child({ component: 'publisher' }),
   });
+  const snapshots = new SnapshotSink(publisher);
+  let http: Server | undefined;
+  if (config.http !== undefined) {
+    http = await serveSnapshot(snapshots, config.host, config.http, log.child({ component: 'http' })).catch((error: unknown) => {
+      log.warn({ listen: config.http, error: String(error) }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
+      return undefined;
+    });
+  }
   const instance = randomInt(1, 2 ** 32 - 1);
   const started = new Date().toISOString();
   let statusTimer: NodeJS.Timeout | undefined;
@@ -64,7 +77,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     instance,
     samplers: SAMPLERS.map((definition) => ({ definition, ...(config.samplers[definition.name] ?? { enabled: false, intervalMs: 1000 }) })),
     context: { procRoot: config.procfs, sysRoot: config.sysfs },
-    sink: publisher,
+    sink: snapshots,
     descriptorTtlMs: config.descriptorTtlMs,
     log: log.child({ component: 'agent' }),
     onStatusChange: () => {
@@ -86,7 +99,9 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     publisher,
     nc,
     streamName: config.stream.name,
+    httpPort: http === undefined ? undefined : (http.address() as AddressInfo).port,
     async stop() {
+      http?.close();
       clearInterval(periodic);
       clearTimeout(statusTimer);
       await agent.stop();

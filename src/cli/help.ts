@@ -69,6 +69,7 @@ Options:
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
 ${common('up', 'none: a private server')}`,
   record: `Usage: rezolus record [options] [-- command args]
+       rezolus record [options] http://HOST:4241 [OUTPUT.parquet]
 
 Follows the selected hosts live from the bus and writes a Parquet file when
 the recording ends (--duration, Ctrl-C or SIGTERM): one row per host per
@@ -79,6 +80,8 @@ stream instead, at read speed. With a command after --, it records exactly
 the command's lifetime: the command runs in its own process group and
 rezolus exits with its status (128 + signal when killed); --duration then
 caps the command (SIGTERM to its group, SIGKILL 2 s later, exit 124).
+Given an agent URL, it polls that agent's /metrics/binary every interval
+instead of using NATS.
 
 Options:
   --interval DUR     row interval (default 1s)

@@ -227,7 +227,13 @@ function replayWindow(flags: Flags): { stream: string; sinceNs: bigint; untilNs:
 async function recordMode(flags: Flags): Promise<number> {
   if (flags.host !== undefined && flags.hosts !== undefined) throw new ConfigError('give --host or --hosts, not both');
   const hosts = hostsFlag(flags.hosts) ?? hostsFlag(flags.host) ?? hostToken(hostname());
-  const output = flags.output ?? 'rezolus.parquet';
+  if (positionals.length > 2) throw new ConfigError(`expected at most an agent URL and an output file, got ${positionals.length} arguments`);
+  const url = positionals[0];
+  if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`the agent URL must be http://HOST:PORT such as http://localhost:4241, got "${url}"`);
+  if (url !== undefined && (flags.since !== undefined || flags.host !== undefined || flags.hosts !== undefined)) {
+    throw new ConfigError('an agent URL records that agent live; it cannot be combined with --since, --host or --hosts');
+  }
+  const output = flags.output ?? positionals[1] ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
   const replay = replayWindow(flags);
   if (replay !== undefined && command.length > 0) throw new ConfigError('a command (after --) records its own lifetime live; it cannot be combined with --since');
@@ -252,6 +258,7 @@ async function recordMode(flags: Flags): Promise<number> {
       durationMs: command.length > 0 ? undefined : durationMs,
       output,
       replay,
+      url,
     },
     log,
   );
@@ -339,6 +346,8 @@ const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = {
 let command: readonly string[] = [];
 /** `rezolus hindsight <subcommand>` */
 let subcommand: string | undefined;
+/** `rezolus record URL OUTPUT` (the seeds' form) */
+let positionals: readonly string[] = [];
 
 export async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
@@ -364,8 +373,9 @@ export async function main(argv: readonly string[]): Promise<number> {
   let flags: Flags;
   try {
     if (dashes !== -1 && command.length === 0) throw new Error('no command after --');
-    const parsed = parseArgs({ args: [...own], options: OPTIONS, strict: true, allowPositionals: false });
+    const parsed = parseArgs({ args: [...own], options: OPTIONS, strict: true, allowPositionals: m === 'record' });
     flags = parsed.values as Flags;
+    positionals = parsed.positionals;
     const bad = Object.keys(flags).filter((k) => !ALLOWED[m].includes(k));
     if (bad.length > 0) throw new Error(`option --${bad[0]} is not known to "rezolus ${m}"`);
   } catch (error) {

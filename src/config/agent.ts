@@ -44,6 +44,13 @@ export const AGENT_SPEC: FileSpec = {
       max_bytes: { type: 'size', default: '64MiB', doc: 'When full, the oldest unacked frames are dropped and counted (rezolus_publish_dropped).' },
     },
   },
+  http: {
+    doc: 'The latest snapshot over HTTP: GET /metrics/binary (msgpack) and /metrics/json, for `rezolus record URL`.',
+    keys: {
+      enabled: { type: 'boolean', default: true, doc: 'Serve it. When the port is taken the agent warns and goes on without it.' },
+      listen: { type: 'listen', default: '0.0.0.0:4241', doc: 'HOST:PORT.' },
+    },
+  },
 };
 
 export const SAMPLER_KEYS: SectionSpec = {
@@ -77,6 +84,8 @@ export interface AgentConfig {
   };
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
+  /** where to serve the snapshot; undefined = not served */
+  readonly http: { readonly host: string; readonly port: number } | undefined;
 }
 
 export interface AgentOverrides {
@@ -118,5 +127,6 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     },
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
+    http: (s('http', 'enabled') as boolean) ? (s('http', 'listen') as { host: string; port: number }) : undefined,
   };
 }

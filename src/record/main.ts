@@ -18,6 +18,7 @@ import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats 
 import type { Frame } from '../frame/types.js';
 import { VERSION } from '../version.js';
 import { writeParquetInWorker } from './write.js';
+import { pollSnapshots, snapshotUrl } from './poll.js';
 import { RowBuilder, toRecordRows, type Row } from './rows.js';
 
 export interface RecordConfig {
@@ -28,6 +29,8 @@ export interface RecordConfig {
   /** stop after this long; undefined = until stop() */
   readonly durationMs: number | undefined;
   readonly output: string;
+  /** poll an agent's snapshot endpoint instead of the bus (no NATS) */
+  readonly url?: string | undefined;
   /** a past window from the stream instead of the live bus */
   readonly replay?: { readonly stream: string; readonly sinceNs: bigint; readonly untilNs: bigint } | undefined;
 }
@@ -51,6 +54,7 @@ export interface RunningRecord {
 }
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
+  if (config.url !== undefined) return runPolling(config, config.url, log);
   const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }) });
   const builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
   const rows: Row[] = [];
@@ -97,17 +101,55 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     if (timer !== undefined) clearTimeout(timer);
     await sub?.close();
     await nc.drain().catch(() => nc.close());
-    rows.push(...builder.flush());
-    const columns = builder.columns();
-    const hosts = [...new Set(rows.map((r) => r.host))].sort();
-    await writeParquetInWorker(config.output, columns, toRecordRows(rows, columns), {
-      source: 'rezolus-nats',
-      version: VERSION,
-      hosts,
-      samplingIntervalMs: config.intervalMs,
-      descriptions: Object.fromEntries([...descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
-    });
-    return { output: config.output, rows: rows.length, columns: columns.length, hosts, frames, skipped };
+    return finish(config, builder, rows, descriptions, frames, skipped);
   })();
   return { done, rows: () => rows.length, stop: () => stop() };
+}
+
+/** Flushes the last rows and writes the file. */
+async function finish(
+  config: RecordConfig,
+  builder: RowBuilder,
+  rows: Row[],
+  descriptions: Map<string, string>,
+  frames: number,
+  skipped: SkipStats,
+): Promise<RecordSummary> {
+  rows.push(...builder.flush());
+  const columns = builder.columns();
+  const hosts = [...new Set(rows.map((r) => r.host))].sort();
+  await writeParquetInWorker(config.output, columns, toRecordRows(rows, columns), {
+    source: 'rezolus-nats',
+    version: VERSION,
+    hosts,
+    samplingIntervalMs: config.intervalMs,
+    descriptions: Object.fromEntries([...descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
+  });
+  return { output: config.output, rows: rows.length, columns: columns.length, hosts, frames, skipped };
+}
+
+/** The seeds' form: poll an agent's snapshot URL at the interval. */
+function runPolling(config: RecordConfig, url: string, log: Logger): RunningRecord {
+  const builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
+  const rows: Row[] = [];
+  const descriptions = new Map<string, string>();
+  let frames = 0;
+  const poller = pollSnapshots(
+    url,
+    config.intervalMs,
+    (f) => {
+      frames++;
+      for (const [name, m] of Object.entries(f.descriptor.metrics)) descriptions.set(name, m.description);
+      rows.push(...builder.add(f));
+    },
+    log.child({ component: 'poll' }),
+  );
+  log.info({ url: snapshotUrl(url), output: config.output }, 'recording');
+  const timer = config.durationMs === undefined ? undefined : setTimeout(() => poller.stop(), config.durationMs);
+  const done = (async (): Promise<RecordSummary> => {
+    await poller.done;
+    if (timer !== undefined) clearTimeout(timer);
+    return finish(config, builder, rows, descriptions, frames, emptySkipStats());
+  })();
+  return { done, rows: () => rows.length, stop: () => poller.stop() };
 }

@@ -61,6 +61,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     },
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
+    http: { host: '0.0.0.0', port: 4241 },
   };
   t.deepEqual(c, expected);
 });
