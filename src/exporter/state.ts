@@ -45,6 +45,8 @@ export interface ExporterStateOptions {
 
 /** A new agent run takes over a quiet (host, sampler) after at least this long without frames. */
 const MIN_TAKEOVER_NS = 3_000_000_000n;
+/** ... and never before this, whatever its frame spacing. */
+const MIN_QUIET_NS = 500_000_000n;
 
 interface Track {
   readonly host: string;
@@ -55,6 +57,8 @@ interface Track {
   head: number;
   /** per-sample rates of the current run and descriptor, when it has oversampled series */
   rates: RateWindow | undefined;
+  /** time between the current run's last two frames */
+  spacingNs: bigint | undefined;
 }
 
 function compareTracks(a: Track, b: Track): number {
@@ -85,8 +89,18 @@ export class ExporterState {
     this.#oversample = new Set(options.oversample ?? []);
   }
 
-  #takeoverNs(): bigint {
-    return this.#retentionNs > MIN_TAKEOVER_NS ? this.#retentionNs : MIN_TAKEOVER_NS;
+  /**
+   * How long the current run must have been quiet before another run takes
+   * over: 3 of its own frame spacings (a restarted 100 ms agent takes over
+   * after 0.5 s, a 1 s one after 3 s), at least 0.5 s, and at most
+   * max(3 s, 2 × interval) when the spacing is not known. Two live agents on
+   * one host never go quiet that long, so the first keeps the host.
+   */
+  #takeoverNs(track: Track): bigint {
+    const cap = this.#retentionNs > MIN_TAKEOVER_NS ? this.#retentionNs : MIN_TAKEOVER_NS;
+    if (track.spacingNs === undefined) return cap;
+    const quiet = 3n * track.spacingNs;
+    return quiet < MIN_QUIET_NS ? MIN_QUIET_NS : quiet > cap ? cap : quiet;
   }
 
   /** Number of (host, sampler) pairs known. */
@@ -98,7 +112,7 @@ export class ExporterState {
     const key = `${frame.host}\u0000${frame.sampler}`;
     let track = this.#tracks.get(key);
     if (track === undefined) {
-      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined };
+      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
     } else if (track.instance !== frame.instance) {
@@ -107,7 +121,7 @@ export class ExporterState {
       // agents claiming one host) the current one keeps it and the other's frames
       // are counted. A late frame of a replaced run is older, so it never wins.
       const latest = track.frames[track.frames.length - 1];
-      if (latest !== undefined && frame.endNs - latest.endNs < this.#takeoverNs()) {
+      if (latest !== undefined && frame.endNs - latest.endNs < this.#takeoverNs(track)) {
         this.stats.contested++;
         return;
       }
@@ -115,6 +129,7 @@ export class ExporterState {
       track.frames = [];
       track.head = 0;
       track.rates = undefined;
+      track.spacingNs = undefined;
       this.stats.restarts++;
     } else {
       const last = track.frames[track.frames.length - 1];
@@ -124,6 +139,7 @@ export class ExporterState {
       }
     }
     const prev = track.frames[track.frames.length - 1];
+    if (prev !== undefined) track.spacingNs = frame.endNs - prev.endNs;
     track.frames.push(frame);
     this.stats.ingested++;
     if (this.#oversample.size > 0) this.#addRates(track, prev, frame);

@@ -84,6 +84,18 @@ test('a new instance takes over once the old run has gone quiet; late frames of 
   t.is(s.stats.contested, 2);
 });
 
+test('a restarted 100 ms agent takes over after 0.5 s of quiet, not after 2 × a 15 s interval', (t) => {
+  const s = new ExporterState({ intervalNs: 15n * SECOND });
+  for (let i = 1; i <= 20; i++) s.ingest(frame('a', i, T0 + BigInt(i) * 100n * MS, 111));
+  // the old run stopped at 2.0 s; the new one publishes from 2.3 s: too soon, then from 2.6 s it is the host
+  s.ingest(frame('a', 1, T0 + 2300n * MS, 222));
+  t.is(s.view(15n * SECOND)[0]?.latest.instance, 111);
+  s.ingest(frame('a', 4, T0 + 2600n * MS, 222));
+  t.is(s.view(15n * SECOND)[0]?.latest.instance, 222);
+  t.is(s.stats.restarts, 1);
+  t.is(s.stats.contested, 1);
+});
+
 test('two live agents claiming one host: the first keeps it, the other is counted, nothing freezes', (t) => {
   const s = new ExporterState();
   for (let i = 1; i <= 10; i++) {
