@@ -98,10 +98,11 @@ test('rezolus record --since replays a past window from the stream at read speed
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (await con.runAndReadAll(`SELECT timestamp, "cpu_usage/user/0" AS user0 FROM read_parquet('${out}') ORDER BY timestamp`)).getRowObjects();
   t.true(rows.length >= 3 && rows.length <= 6, `${rows.length} rows for a 2 s window at 500 ms`);
-  const now = BigInt(Date.now()) * 1_000_000n;
+  // the window is the 2 s before the recorder started (a little after `began`); rows sit on 500 ms boundaries
+  const from = BigInt(began) * 1_000_000n - 2_500_000_000n;
   for (const row of rows) {
     t.is(row.user0, 20_230_000_000n);
-    t.true((row.timestamp as bigint) > now - 4_000_000_000n, 'rows from the window, not older');
+    t.true((row.timestamp as bigint) >= from, `row at ${String(row.timestamp)} is from the window, not older than ${from}`);
   }
   const nc = await connect({ servers: server.url });
   const consumers = await (await (await jetstreamManager(nc)).consumers.list('REZOLUS')).next();
