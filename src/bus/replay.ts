@@ -8,8 +8,8 @@ import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Frame } from '../frame/types.js';
 import { RezolusError } from '../errors.js';
 import type { DescriptorCache } from './descriptors.js';
-import { frameFromMessage, type SkipStats } from './subscribe.js';
-import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX, subjectMatches } from './subjects.js';
+import { frameOnSubject, type SkipStats } from './subscribe.js';
+import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX, subjectHostToken } from './subjects.js';
 
 export interface ReplayWindow {
   readonly stream: string;
@@ -55,7 +55,6 @@ export async function replayFrames(
   const names = new Set(w.hosts.split(',').map((h) => hostToken(h.trim())));
   const glob = hostSelector(w.hosts);
   const pick = glob ?? (subjects.length > 1 ? (token: string) => names.has(token) : undefined);
-  const tokenAt = METRICS_PREFIX.length + 1;
 
   const consumer = await jetstream(nc).consumers.get(w.stream, {
     deliver_policy: DeliverPolicy.StartTime,
@@ -71,13 +70,9 @@ export async function replayFrames(
       for await (const m of it) {
         if (m.info.timestampNanos > w.untilNs) break;
         read++;
-        const token = m.subject.slice(tokenAt, m.subject.indexOf('.', tokenAt));
-        if (pick === undefined || pick(token)) {
-          const frame = await frameFromMessage(m.data, cache, skipped);
-          if (frame !== undefined) {
-            if (subjectMatches(m.subject, frame.host, frame.sampler)) onFrame(frame);
-            else skipped.wrongSubject++;
-          }
+        if (pick === undefined || pick(subjectHostToken(m.subject))) {
+          const frame = await frameOnSubject(m.subject, m.data, cache, skipped);
+          if (frame !== undefined) onFrame(frame);
         }
         if (m.info.pending === 0) break;
       }

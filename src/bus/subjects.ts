@@ -36,6 +36,12 @@ export function metricsSubject(host: string, sampler: string): string {
   return `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
 }
 
+/** The host token of a `rezolus.metrics.<host>.<sampler>` subject. */
+export function subjectHostToken(subject: string): string {
+  const at = METRICS_PREFIX.length + 1;
+  return subject.slice(at, subject.indexOf('.', at));
+}
+
 /**
  * Whether a frame naming `host` and `sampler` belongs on `subject`. A frame
  * is filed under the host it names, so one that names another host than its

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { decodeFrame, FrameDecodeError, resolveFrame } from '../frame/codec.js';
 import type { Frame } from '../frame/types.js';
 import type { DescriptorCache } from './descriptors.js';
-import { hostFilterSubjects, hostSelector, METRICS_PREFIX, subjectMatches } from './subjects.js';
+import { hostFilterSubjects, hostSelector, subjectHostToken, subjectMatches } from './subjects.js';
 
 /** Why frames were left out; a consumer never crashes on a bad frame. */
 export interface SkipStats {
@@ -41,6 +41,17 @@ export async function frameFromMessage(data: Uint8Array, cache: DescriptorCache,
   }
 }
 
+/**
+ * A message of a frame subject as a frame: decoded, resolved and checked
+ * against its subject; undefined (and counted) when it cannot be used.
+ */
+export async function frameOnSubject(subject: string, data: Uint8Array, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
+  const frame = await frameFromMessage(data, cache, skipped);
+  if (frame === undefined || subjectMatches(subject, frame.host, frame.sampler)) return frame;
+  skipped.wrongSubject++;
+  return undefined;
+}
+
 export interface LiveSubscription {
   readonly subjects: readonly string[];
   readonly skipped: SkipStats;
@@ -61,7 +72,6 @@ export function subscribeFrames(
 ): LiveSubscription {
   const subjects = hostFilterSubjects(hosts);
   const selected = hostSelector(hosts);
-  const tokenAt = METRICS_PREFIX.length + 1;
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {
@@ -69,13 +79,9 @@ export function subscribeFrames(
           log.error({ subject, error: String(error) }, 'subscription error');
           return;
         }
-        if (selected !== undefined && !selected(msg.subject.slice(tokenAt, msg.subject.indexOf('.', tokenAt)))) return;
-        frameFromMessage(msg.data, cache, skipped).then(
-          (frame) => {
-            if (frame === undefined) return;
-            if (subjectMatches(msg.subject, frame.host, frame.sampler)) onFrame(frame);
-            else skipped.wrongSubject++;
-          },
+        if (selected !== undefined && !selected(subjectHostToken(msg.subject))) return;
+        frameOnSubject(msg.subject, msg.data, cache, skipped).then(
+          (frame) => frame !== undefined && onFrame(frame),
           (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
         );
       },

@@ -56,16 +56,9 @@ export interface RunningRecord {
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) return runPolling(config, config.url, log);
   const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }) });
-  const builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
-  const rows: Row[] = [];
-  const descriptions = new Map<string, string>();
+  const recording = new Recording(config);
   const skipped = emptySkipStats();
-  let frames = 0;
-  const onFrame = (f: Frame): void => {
-    frames++;
-    for (const [name, m] of Object.entries(f.descriptor.metrics)) descriptions.set(name, m.description);
-    rows.push(...builder.add(f));
-  };
+  const onFrame = (f: Frame): void => recording.add(f);
   const kv = await openDescriptorBucket(nc).catch((error: unknown) => {
     void nc.close();
     throw error;
@@ -101,55 +94,57 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     if (timer !== undefined) clearTimeout(timer);
     await sub?.close();
     await nc.drain().catch(() => nc.close());
-    return finish(config, builder, rows, descriptions, frames, skipped);
+    return recording.finish(skipped);
   })();
-  return { done, rows: () => rows.length, stop: () => stop() };
+  return { done, rows: () => recording.rows.length, stop: () => stop() };
 }
 
-/** Flushes the last rows and writes the file. */
-async function finish(
-  config: RecordConfig,
-  builder: RowBuilder,
-  rows: Row[],
-  descriptions: Map<string, string>,
-  frames: number,
-  skipped: SkipStats,
-): Promise<RecordSummary> {
-  rows.push(...builder.flush());
-  const columns = builder.columns();
-  const hosts = [...new Set(rows.map((r) => r.host))].sort();
-  await writeParquetInWorker(config.output, columns, toRecordRows(rows, columns), {
-    source: 'rezolus-nats',
-    version: VERSION,
-    hosts,
-    samplingIntervalMs: config.intervalMs,
-    descriptions: Object.fromEntries([...descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
-  });
-  return { output: config.output, rows: rows.length, columns: columns.length, hosts, frames, skipped };
+/** Frames resampled into rows, then the file: the part live, replay and polling share. */
+class Recording {
+  readonly rows: Row[] = [];
+  readonly #config: RecordConfig;
+  readonly #builder: RowBuilder;
+  readonly #descriptions = new Map<string, string>();
+  #frames = 0;
+
+  constructor(config: RecordConfig) {
+    this.#config = config;
+    this.#builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
+  }
+
+  add(f: Frame): void {
+    this.#frames++;
+    for (const [name, m] of Object.entries(f.descriptor.metrics)) this.#descriptions.set(name, m.description);
+    this.rows.push(...this.#builder.add(f));
+  }
+
+  /** Flushes the last rows and writes the file. */
+  async finish(skipped: SkipStats): Promise<RecordSummary> {
+    const { rows } = this;
+    rows.push(...this.#builder.flush());
+    const columns = this.#builder.columns();
+    const hosts = [...new Set(rows.map((r) => r.host))].sort();
+    await writeParquetInWorker(this.#config.output, columns, toRecordRows(rows, columns), {
+      source: 'rezolus-nats',
+      version: VERSION,
+      hosts,
+      samplingIntervalMs: this.#config.intervalMs,
+      descriptions: Object.fromEntries([...this.#descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
+    });
+    return { output: this.#config.output, rows: rows.length, columns: columns.length, hosts, frames: this.#frames, skipped };
+  }
 }
 
 /** The seeds' form: poll an agent's snapshot URL at the interval. */
 function runPolling(config: RecordConfig, url: string, log: Logger): RunningRecord {
-  const builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
-  const rows: Row[] = [];
-  const descriptions = new Map<string, string>();
-  let frames = 0;
-  const poller = pollSnapshots(
-    url,
-    config.intervalMs,
-    (f) => {
-      frames++;
-      for (const [name, m] of Object.entries(f.descriptor.metrics)) descriptions.set(name, m.description);
-      rows.push(...builder.add(f));
-    },
-    log.child({ component: 'poll' }),
-  );
+  const recording = new Recording(config);
+  const poller = pollSnapshots(url, config.intervalMs, (f) => recording.add(f), log.child({ component: 'poll' }));
   log.info({ url: snapshotUrl(url), output: config.output }, 'recording');
   const timer = config.durationMs === undefined ? undefined : setTimeout(() => poller.stop(), config.durationMs);
   const done = (async (): Promise<RecordSummary> => {
     await poller.done;
     if (timer !== undefined) clearTimeout(timer);
-    return finish(config, builder, rows, descriptions, frames, emptySkipStats());
+    return recording.finish(emptySkipStats());
   })();
-  return { done, rows: () => rows.length, stop: () => poller.stop() };
+  return { done, rows: () => recording.rows.length, stop: () => poller.stop() };
 }
