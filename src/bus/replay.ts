@@ -36,17 +36,21 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
     const keepS = Number(maxAgeNs / 1_000_000_000n);
     throw new RezolusError(
       'LOOKBACK',
-      `stream ${stream} keeps only the last ${keepS} s (max_age); asked for ${Number((nowNs - sinceNs) / 1_000_000_000n)} s. Raise [stream] max_age in the agent config (agent.toml) to look further back`,
+      `stream ${stream} keeps only the last ${keepS} s (max_age); asked for ${Math.round(Number(nowNs - sinceNs) / 1e9)} s. Raise [stream] max_age in the agent config (agent.toml) to look further back`,
     );
   }
 }
 
-/** Feeds every frame of the window to `onFrame`, in stream order; resolves with the number of messages read. */
+/**
+ * Feeds every frame of the window to `onFrame`, in stream order, waiting
+ * whenever it returns a promise (a consumer that is behind); resolves with
+ * the number of messages read.
+ */
 export async function replayFrames(
   nc: NatsConnection,
   w: ReplayWindow,
   cache: DescriptorCache,
-  onFrame: (f: Frame) => void,
+  onFrame: (f: Frame) => Promise<void> | undefined,
   skipped: SkipStats,
 ): Promise<number> {
   const subjects = hostFilterSubjects(w.hosts);
@@ -72,7 +76,8 @@ export async function replayFrames(
         read++;
         if (pick === undefined || pick(subjectHostToken(m.subject))) {
           const frame = await frameOnSubject(m.subject, m.data, cache, skipped);
-          if (frame !== undefined) onFrame(frame);
+          const wait = frame === undefined ? undefined : onFrame(frame);
+          if (wait !== undefined) await wait;
         }
         if (m.info.pending === 0) break;
       }

@@ -8,7 +8,7 @@ import { loadAgentConfig } from '../config/agent.js';
 import { loadExporterConfig } from '../config/exporter.js';
 import { loadUpConfig } from '../config/up.js';
 import { loadHindsightConfig } from '../config/hindsight.js';
-import { parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
+import { formatBytes, parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
 import { hostToken } from '../bus/subjects.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
@@ -286,7 +286,10 @@ async function recordMode(flags: Flags): Promise<number> {
     });
   }
   const progress = process.stderr.isTTY && wrapped === undefined
-    ? setInterval(() => process.stderr.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s, ${running.rows()} rows`), 1000)
+    ? setInterval(() => {
+      const p = running.progress();
+      process.stderr.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s, ${p.frames} frames, ${p.rows} rows, ${formatBytes(p.bytes)} written `);
+    }, 1000)
     : undefined;
   const summary = await running.done;
   await stopping;
@@ -296,10 +299,9 @@ async function recordMode(flags: Flags): Promise<number> {
   }
   if (process.stderr.isTTY) {
     // a terminal gets a summary; scripts get quiet and the file
-    const { size } = statSync(summary.output);
     process.stderr.write(
       `${summary.output}: ${summary.rows} rows, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
-        `${summary.frames} frames, ${size} bytes\n`,
+        `${summary.frames} frames, ${formatBytes(summary.bytes)}\n`,
     );
   }
   return status;

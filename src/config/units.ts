@@ -26,6 +26,14 @@ export function parseSize(text: string): number | undefined {
   return Number.isSafeInteger(bytes) ? bytes : undefined;
 }
 
+/** Formats a byte count for people: `512 B`, `3.4 KiB`, `12.0 MiB`, `1.50 GiB`. */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const [unit, f] = bytes < 1024 ** 2 ? ['KiB', 1024] : bytes < 1024 ** 3 ? ['MiB', 1024 ** 2] : ['GiB', 1024 ** 3];
+  const v = bytes / (f as number);
+  return `${v.toFixed(v < 10 && unit === 'GiB' ? 2 : 1)} ${unit as string}`;
+}
+
 /** Parses `HOST:PORT` (`[::1]:4242` for IPv6); undefined when malformed. */
 export function parseListen(text: string): { host: string; port: number } | undefined {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(text.trim());

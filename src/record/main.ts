@@ -1,13 +1,13 @@
 /**
- * `rezolus record`: follows frames of the selected hosts from the bus, resamples them to one row per host per interval and writes a
- * Parquet file when the recording ends (duration reached or stop()).
+ * `rezolus record`: follows frames of the selected hosts from the bus and
+ * hands them to the writer worker (write.ts), which resamples them to one
+ * row per host per interval and writes the Parquet file one row group at a
+ * time; the file appears under its name when the recording ends (duration
+ * reached, stop(), or the end of a replayed window).
  *
  * With `replay`, reads a past window from the JetStream stream instead, at
- * read speed, and ends at the window's end.
- *
- * The file is written in a worker thread (write.ts). Not done yet (issue 4):
- * polling an agent URL; streaming row groups while recording (rows are held
- * in memory until the end).
+ * read speed (paced by the writer), and ends at the window's end. With
+ * `url`, polls an agent's snapshot endpoint instead of NATS.
  */
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
@@ -15,11 +15,10 @@ import { DescriptorCache } from '../bus/descriptors.js';
 import { openDescriptorBucket } from '../bus/kv.js';
 import { checkLookback, replayFrames } from '../bus/replay.js';
 import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats } from '../bus/subscribe.js';
-import type { Frame } from '../frame/types.js';
 import { VERSION } from '../version.js';
-import { writeParquetInWorker } from './write.js';
+import type { SinkProgress } from './sink.js';
+import { RecordingWriter } from './write.js';
 import { pollSnapshots, snapshotUrl } from './poll.js';
-import { RowBuilder, toRecordRows, type Row } from './rows.js';
 
 export interface RecordConfig {
   readonly natsUrl: string;
@@ -41,14 +40,16 @@ export interface RecordSummary {
   readonly columns: number;
   readonly hosts: readonly string[];
   readonly frames: number;
+  /** size of the file */
+  readonly bytes: number;
   readonly skipped: SkipStats;
 }
 
 export interface RunningRecord {
   /** resolves when the file is written */
   readonly done: Promise<RecordSummary>;
-  /** rows so far (for a progress line) */
-  rows(): number;
+  /** frames, rows and file bytes so far (for a progress line) */
+  progress(): SinkProgress;
   /** ends the recording now; the file is still written */
   stop(): void;
 }
@@ -56,9 +57,6 @@ export interface RunningRecord {
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) return runPolling(config, config.url, log);
   const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }) });
-  const recording = new Recording(config);
-  const skipped = emptySkipStats();
-  const onFrame = (f: Frame): void => recording.add(f);
   const kv = await openDescriptorBucket(nc).catch((error: unknown) => {
     void nc.close();
     throw error;
@@ -66,20 +64,23 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   const cache = new DescriptorCache(kv, log.child({ component: 'descriptors' }));
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => (stop = resolve));
+  const writer = newWriter(config, log, () => stop());
+  const skipped = emptySkipStats();
   let sub: LiveSubscription | undefined;
   const replay = config.replay;
   if (replay === undefined) {
-    sub = subscribeFrames(nc, config.hosts, cache, onFrame, log, skipped);
+    sub = subscribeFrames(nc, config.hosts, cache, (f) => void writer.add(f), log, skipped);
     log.info({ hosts: config.hosts, subjects: sub.subjects, output: config.output }, 'recording');
   } else {
     try {
       await checkLookback(nc, replay.stream, replay.sinceNs, BigInt(Date.now()) * 1_000_000n);
     } catch (error) {
+      await writer.abort();
       await nc.close();
       throw error;
     }
     log.info({ hosts: config.hosts, stream: replay.stream, output: config.output }, 'replaying');
-    replayFrames(nc, { stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, cache, onFrame, skipped).then(
+    replayFrames(nc, { stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, cache, (f) => writer.add(f), skipped).then(
       () => stop(),
       (error: unknown) => {
         log.error({ error: String(error) }, 'replay failed; writing what was read');
@@ -94,57 +95,36 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     if (timer !== undefined) clearTimeout(timer);
     await sub?.close();
     await nc.drain().catch(() => nc.close());
-    return recording.finish(skipped);
+    return summarize(await writer.finish(), skipped);
   })();
-  return { done, rows: () => recording.rows.length, stop: () => stop() };
+  return { done, progress: () => writer.progress(), stop: () => stop() };
 }
 
-/** Frames resampled into rows, then the file: the part live, replay and polling share. */
-class Recording {
-  readonly rows: Row[] = [];
-  readonly #config: RecordConfig;
-  readonly #builder: RowBuilder;
-  readonly #descriptions = new Map<string, string>();
-  #frames = 0;
+function newWriter(config: RecordConfig, log: Logger, stop: () => void): RecordingWriter {
+  const writer = new RecordingWriter({ output: config.output, intervalMs: config.intervalMs, version: VERSION });
+  writer.onError((error) => {
+    log.error({ error: error.message }, 'the recording cannot be written; stopping');
+    stop();
+  });
+  return writer;
+}
 
-  constructor(config: RecordConfig) {
-    this.#config = config;
-    this.#builder = new RowBuilder(BigInt(config.intervalMs) * 1_000_000n);
-  }
-
-  add(f: Frame): void {
-    this.#frames++;
-    for (const [name, m] of Object.entries(f.descriptor.metrics)) this.#descriptions.set(name, m.description);
-    this.rows.push(...this.#builder.add(f));
-  }
-
-  /** Flushes the last rows and writes the file. */
-  async finish(skipped: SkipStats): Promise<RecordSummary> {
-    const { rows } = this;
-    rows.push(...this.#builder.flush());
-    const columns = this.#builder.columns();
-    const hosts = [...new Set(rows.map((r) => r.host))].sort();
-    await writeParquetInWorker(this.#config.output, columns, toRecordRows(rows, columns), {
-      source: 'rezolus-nats',
-      version: VERSION,
-      hosts,
-      samplingIntervalMs: this.#config.intervalMs,
-      descriptions: Object.fromEntries([...this.#descriptions].sort(([a], [b]) => (a < b ? -1 : 1))),
-    });
-    return { output: this.#config.output, rows: rows.length, columns: columns.length, hosts, frames: this.#frames, skipped };
-  }
+function summarize(s: Awaited<ReturnType<RecordingWriter['finish']>>, skipped: SkipStats): RecordSummary {
+  return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, skipped };
 }
 
 /** The seeds' form: poll an agent's snapshot URL at the interval. */
 function runPolling(config: RecordConfig, url: string, log: Logger): RunningRecord {
-  const recording = new Recording(config);
-  const poller = pollSnapshots(url, config.intervalMs, (f) => recording.add(f), log.child({ component: 'poll' }));
+  let stopPoller = (): void => undefined;
+  const writer = newWriter(config, log, () => stopPoller());
+  const poller = pollSnapshots(url, config.intervalMs, (f) => void writer.add(f), log.child({ component: 'poll' }));
+  stopPoller = () => poller.stop();
   log.info({ url: snapshotUrl(url), output: config.output }, 'recording');
   const timer = config.durationMs === undefined ? undefined : setTimeout(() => poller.stop(), config.durationMs);
   const done = (async (): Promise<RecordSummary> => {
     await poller.done;
     if (timer !== undefined) clearTimeout(timer);
-    return recording.finish(emptySkipStats());
+    return summarize(await writer.finish(), emptySkipStats());
   })();
-  return { done, rows: () => recording.rows.length, stop: () => poller.stop() };
+  return { done, progress: () => writer.progress(), stop: () => poller.stop() };
 }

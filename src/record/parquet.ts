@@ -1,33 +1,36 @@
 /**
- * Writes recorded rows as a Parquet file with hyparquet-writer: `timestamp`
- * (UInt64 ns) and `host`, then one column per series: counters UInt64,
- * gauges Double, histograms a list of UInt64 (dense cumulative bucket
- * counts). Column metadata carries each series' identity; file metadata the
- * recording's (source, version, hosts, sampling_interval_ms, descriptions).
- * The file is written under a temporary name and renamed when complete.
+ * Writes a recording as Parquet with hyparquet-writer, one row group at a
+ * time as the recording goes (memory holds one group, not the recording):
+ * `timestamp` (UInt64 ns) and `host`, then one column per series sorted by
+ * name: counters UInt64, gauges Double, histograms a list of UInt64 (dense
+ * cumulative bucket counts). Column metadata carries each series' identity;
+ * file metadata the recording's (source, version, hosts,
+ * sampling_interval_ms, descriptions). The file is written under a
+ * temporary name and renamed when complete.
+ *
+ * A series that first appears after some groups were written (a device
+ * plugged in, a host joining the fleet) still gets its column: at finish,
+ * each earlier group gets an all-null chunk for it, written at the end of
+ * the data (a row group's chunks are located by offset, they need not be
+ * contiguous).
  *
  * Findings this relies on (hyparquet-writer 0.17.0, read back by DuckDB 1.5.6):
  * UInt64 needs `converted_type: 'UINT_64'` (its INTEGER logical type makes a
- * file DuckDB rejects), and column metadata can only be set on the writer's
- * row groups before finish(), as the API has no field for it.
+ * file DuckDB rejects); column metadata, the added chunks and a growing
+ * schema are set through the writer's public fields `schema`, `row_groups`,
+ * `num_rows` and `kvMetadata`, as its API has no call for them.
  */
 import { renameSync, rmSync } from 'node:fs';
+import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
+import { bucketCount, type SparseHistogram } from '../metrics/histogram.js';
 import type { ColumnSpec } from './columns.js';
+import type { Cell, ColumnarGroup } from './group.js';
 
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions['schema'][number];
 type KeyValue = NonNullable<WriterOptions['kvMetadata']>[number];
-
-/** A cell: counters bigint (or a safe integer), gauges number, histograms dense bucket counts; null when missing. */
-export type Cell = number | bigint | readonly (number | bigint)[] | null;
-
-export interface RecordRow {
-  readonly timestampNs: bigint;
-  readonly host: string;
-  /** one cell per column, in column order */
-  readonly cells: readonly Cell[];
-}
+type ColumnChunk = ParquetWriter['row_groups'][number]['columns'][number];
 
 export interface FileMetadata {
   readonly source: string;
@@ -38,24 +41,10 @@ export interface FileMetadata {
   readonly descriptions: Readonly<Record<string, string>>;
 }
 
-/** Rows per row group unless told otherwise (the issue asks for at least 600). */
-export const ROW_GROUP_SIZE = 600;
+/** The fewest rows per row group (the last one of a file may have fewer). */
+export const MIN_ROW_GROUP = 600;
 
-function toU64(v: Cell): bigint | null {
-  if (v === null || typeof v === 'object') return null;
-  if (typeof v === 'bigint') return v >= 0n && v < 1n << 64n ? v : null;
-  return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : null;
-}
-
-function toDouble(v: Cell): number | null {
-  if (v === null || typeof v === 'object') return null;
-  return Number(v);
-}
-
-function toBuckets(v: Cell): bigint[] | null {
-  if (v === null || typeof v !== 'object') return null;
-  return v.map((c) => (typeof c === 'bigint' ? c : BigInt(c)));
-}
+const RESERVED = new Set(['timestamp', 'host']);
 
 function schemaOf(columns: readonly ColumnSpec[]): SchemaElement[] {
   const schema: SchemaElement[] = [
@@ -92,6 +81,11 @@ export function columnMetadata(c: ColumnSpec): KeyValue[] {
   return kv;
 }
 
+const TIMESTAMP_METADATA: KeyValue[] = [
+  { key: 'metric_type', value: 'timestamp' },
+  { key: 'unit', value: 'nanoseconds' },
+];
+
 function fileKeyValues(meta: FileMetadata): KeyValue[] {
   return [
     { key: 'source', value: meta.source },
@@ -102,47 +96,128 @@ function fileKeyValues(meta: FileMetadata): KeyValue[] {
   ];
 }
 
-/** Writes `rows` to `path` (atomically: a temporary name, then a rename). */
-export async function writeParquetFile(
-  path: string,
-  columns: readonly ColumnSpec[],
-  rows: readonly RecordRow[],
-  meta: FileMetadata,
-  rowGroupSize = ROW_GROUP_SIZE,
-): Promise<void> {
-  const names = new Set(['timestamp', 'host']);
-  for (const c of columns) {
-    if (names.has(c.name)) throw new Error(`two columns named ${c.name}`);
-    names.add(c.name);
+function byName(a: ColumnSpec, b: ColumnSpec): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function chunkName(chunk: ColumnChunk): string | undefined {
+  return chunk.meta_data?.path_in_schema[0];
+}
+
+/** A histogram as the dense list of its bucket counts (one shared 0n for the empty ones). */
+function denseCounts(h: SparseHistogram): bigint[] {
+  const dense = new Array<bigint>(bucketCount(h.groupingPower, h.maxValuePower)).fill(0n);
+  for (let i = 0; i < h.index.length; i++) {
+    const idx = h.index[i] as number;
+    if (!(idx >= 0 && idx < dense.length)) throw new RangeError(`histogram bucket index ${idx} out of range`);
+    dense[idx] = BigInt(h.count[i] ?? 0);
   }
-  const columnData = [
-    { name: 'timestamp', data: rows.map((r) => r.timestampNs) },
-    { name: 'host', data: rows.map((r) => r.host) },
-    ...columns.map((c, k) => {
-      const convert = c.kind === 'histogram' ? toBuckets : c.kind === 'counter' ? toU64 : toDouble;
-      return { name: c.name, data: rows.map((r) => convert(r.cells[k] ?? null)) };
-    }),
-  ];
-  const tmp = `${path}.tmp-${process.pid}`;
-  try {
-    const w = new ParquetWriter({ writer: fileWriter(tmp), schema: schemaOf(columns), kvMetadata: fileKeyValues(meta), createdBy: `rezolus-nats ${meta.version}` });
-    await w.write({ columnData, rowGroupSize });
-    const byName = new Map(columns.map((c) => [c.name, columnMetadata(c)]));
-    byName.set('timestamp', [
-      { key: 'metric_type', value: 'timestamp' },
-      { key: 'unit', value: 'nanoseconds' },
-    ]);
-    for (const group of w.row_groups) {
-      for (const chunk of group.columns) {
-        const top = chunk.meta_data?.path_in_schema[0];
-        const kv = top === undefined ? undefined : byName.get(top);
-        if (chunk.meta_data !== undefined && kv !== undefined) chunk.meta_data.key_value_metadata = kv;
-      }
+  return dense;
+}
+
+/** Cells as the writer takes them: histograms dense bigint lists. */
+function columnData(spec: ColumnSpec, cells: readonly Cell[]): unknown[] {
+  if (spec.kind !== 'histogram') return cells as unknown[];
+  return cells.map((c) => (c !== null && typeof c === 'object' ? denseCounts(c) : null));
+}
+
+let serial = 0;
+
+export class ParquetStream {
+  readonly #path: string;
+  readonly #tmp: string;
+  readonly #writer: ParquetWriter;
+  readonly #columns = new Map<string, ColumnSpec>();
+  #rows = 0;
+  #closed = false;
+
+  /** Opens `${path}.tmp-…` for writing; the file appears under `path` at finish(). */
+  constructor(path: string, createdBy: string) {
+    this.#path = path;
+    this.#tmp = `${path}.tmp-${process.pid}-${threadId}-${serial++}`;
+    this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy });
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  get columns(): number {
+    return this.#columns.size;
+  }
+
+  /** Bytes written so far. */
+  get bytes(): number {
+    return this.#writer.writer.offset;
+  }
+
+  /** Appends a group as one row group; its new columns join the schema. */
+  write(group: ColumnarGroup): void {
+    if (this.#closed) throw new Error('the Parquet file is already finished');
+    const n = group.timestamps.length;
+    if (n === 0) return;
+    let grew = false;
+    for (const { spec } of group.columns.values()) {
+      if (this.#columns.has(spec.name)) continue;
+      if (RESERVED.has(spec.name)) throw new Error(`a series column may not be named ${spec.name}`);
+      this.#columns.set(spec.name, spec);
+      grew = true;
     }
-    await w.finish();
-    renameSync(tmp, path);
-  } catch (error) {
-    rmSync(tmp, { force: true });
-    throw error;
+    if (grew) this.#writer.schema = schemaOf([...this.#columns.values()].sort(byName));
+    const data = [
+      { name: 'timestamp', data: group.timestamps },
+      { name: 'host', data: group.hosts },
+    ];
+    for (const { spec, cells } of group.columns.values()) {
+      const known = this.#columns.get(spec.name) as ColumnSpec;
+      if (known.kind !== spec.kind) throw new Error(`column ${spec.name} is a ${known.kind}, not a ${spec.kind}`);
+      data.push({ name: spec.name, data: columnData(known, cells) as never[] });
+    }
+    void this.#writer.write({ columnData: data, rowGroupSize: n });
+    this.#rows += n;
+  }
+
+  /** Completes every row group's columns, writes the footer and renames the file into place. */
+  async finish(meta: FileMetadata): Promise<void> {
+    if (this.#closed) throw new Error('the Parquet file is already finished');
+    this.#closed = true;
+    try {
+      const w = this.#writer;
+      const sorted = [...this.#columns.values()].sort(byName);
+      const kv = new Map<string, KeyValue[]>([['timestamp', TIMESTAMP_METADATA]]);
+      for (const c of sorted) kv.set(c.name, columnMetadata(c));
+      const order = ['timestamp', 'host', ...sorted.map((c) => c.name)];
+      for (const group of [...w.row_groups]) {
+        const have = new Map(group.columns.map((c) => [chunkName(c), c]));
+        group.columns = order.map((name) => have.get(name) ?? this.#nullChunk(name, Number(group.num_rows)));
+        for (const chunk of group.columns) {
+          const meta = kv.get(chunkName(chunk) ?? '');
+          if (chunk.meta_data !== undefined && meta !== undefined) chunk.meta_data.key_value_metadata = meta;
+        }
+      }
+      w.kvMetadata = fileKeyValues(meta);
+      await w.finish();
+      renameSync(this.#tmp, this.#path);
+    } catch (error) {
+      rmSync(this.#tmp, { force: true });
+      throw error;
+    }
+  }
+
+  /** Gives up: removes the temporary file. */
+  abort(): void {
+    this.#closed = true;
+    rmSync(this.#tmp, { force: true });
+  }
+
+  /** An all-null chunk of `name` for a row group written before the column existed. */
+  #nullChunk(name: string, rows: number): ColumnChunk {
+    const w = this.#writer;
+    void w.write({ columnData: [{ name, data: new Array<null>(rows).fill(null) }], rowGroupSize: rows });
+    const extra = w.row_groups.pop();
+    w.num_rows -= BigInt(rows);
+    const chunk = extra?.columns[0];
+    if (chunk === undefined) throw new Error(`hyparquet-writer wrote no chunk for ${name}`);
+    return chunk;
   }
 }

@@ -1,54 +1,155 @@
 /**
- * Writes a Parquet file in a worker thread (see parquet-worker.ts), so that
- * encoding a long recording never blocks the event loop of the recorder or
- * the hindsight service.
+ * The recorder's writer: a worker thread that resamples frames into rows and
+ * writes the Parquet file one row group at a time (sink.ts), so that
+ * encoding never blocks the subscription, the HTTP service or a replay, and
+ * memory holds one row group, not the recording.
+ *
+ * Frames go to the worker in batches (each descriptor once); the worker acks
+ * each batch with its progress. A producer that can wait (a replay) gets a
+ * promise from add() while too many batches are unacknowledged; a live
+ * subscription cannot wait and does not.
  */
 import { Worker } from 'node:worker_threads';
-import type { ColumnSpec } from './columns.js';
-import { ROW_GROUP_SIZE, type FileMetadata, type RecordRow } from './parquet.js';
+import type { Frame } from '../frame/types.js';
+import type { RecordedFrame } from './group.js';
+import type { SinkOptions, SinkProgress, SinkSummary } from './sink.js';
+import type { Descriptor } from '../frame/types.js';
 
-export interface WorkerJob {
-  readonly path: string;
-  readonly columns: readonly ColumnSpec[];
-  readonly rows: readonly RecordRow[];
-  readonly meta: FileMetadata;
-  readonly rowGroupSize: number;
-}
+/** Messages to the worker. */
+export type ToWorker =
+  | { readonly t: 'frames'; readonly descriptors: readonly (readonly [string, Descriptor])[]; readonly frames: readonly RecordedFrame[] }
+  | { readonly t: 'finish' }
+  | { readonly t: 'abort' };
 
-export function writeParquetInWorker(
-  path: string,
-  columns: readonly ColumnSpec[],
-  rows: readonly RecordRow[],
-  meta: FileMetadata,
-  rowGroupSize = ROW_GROUP_SIZE,
-): Promise<void> {
-  const job: WorkerJob = { path, columns, rows, meta, rowGroupSize };
-  return new Promise((resolve, reject) => {
-    const worker = startWorker(job);
-    let settled = false;
-    worker.once('message', (m: { ok: boolean; error?: string }) => {
-      settled = true;
-      if (m.ok) resolve();
-      else reject(new Error(`writing ${path} failed: ${m.error ?? 'unknown error'}`));
+/** Messages from the worker. */
+export type FromWorker =
+  | { readonly t: 'ack'; readonly progress: SinkProgress }
+  | { readonly t: 'done'; readonly summary: SinkSummary }
+  | { readonly t: 'error'; readonly message: string };
+
+const BATCH_FRAMES = 2000;
+const MAX_IN_FLIGHT = 4;
+const POST_EVERY_MS = 250;
+
+export class RecordingWriter {
+  readonly #output: string;
+  readonly #worker: Worker;
+  readonly #sent = new Set<string>();
+  readonly #timer: NodeJS.Timeout;
+  #descriptors: [string, Descriptor][] = [];
+  #frames: RecordedFrame[] = [];
+  #inFlight = 0;
+  #waiters: (() => void)[] = [];
+  #progress: SinkProgress = { frames: 0, rows: 0, bytes: 0 };
+  #error: Error | undefined;
+  #onError: (error: Error) => void = () => undefined;
+  #finished: { resolve: (s: SinkSummary) => void; reject: (e: Error) => void } | undefined;
+  /** done, failed or aborted: the worker's exit is expected */
+  #over = false;
+  #exited = false;
+
+  constructor(options: SinkOptions) {
+    this.#output = options.output;
+    this.#worker = startWorker(options);
+    this.#worker.on('message', (m: FromWorker) => this.#onMessage(m));
+    this.#worker.on('error', (error) => this.#fail(error));
+    this.#worker.on('exit', (code) => {
+      this.#exited = true;
+      clearInterval(this.#timer);
+      if (!this.#over) this.#fail(new Error(`the Parquet writer exited with ${code} before finishing ${this.#output}`));
     });
-    worker.once('error', (error) => {
-      settled = true;
-      reject(error);
+    this.#timer = setInterval(() => this.#post(), POST_EVERY_MS);
+    this.#timer.unref();
+  }
+
+  /** Called once if writing fails (the recording should end). */
+  onError(callback: (error: Error) => void): void {
+    this.#onError = callback;
+  }
+
+  /** Takes a frame; returns a promise to wait for when the worker is behind. */
+  add(f: Frame): Promise<void> | undefined {
+    if (this.#error !== undefined || this.#finished !== undefined) return undefined;
+    if (!this.#sent.has(f.descriptorHash)) {
+      this.#sent.add(f.descriptorHash);
+      this.#descriptors.push([f.descriptorHash, f.descriptor]);
+    }
+    this.#frames.push({ host: f.host, sampler: f.sampler, endNs: f.endNs, descriptorHash: f.descriptorHash, values: f.values });
+    if (this.#frames.length >= BATCH_FRAMES) this.#post();
+    return this.#inFlight >= MAX_IN_FLIGHT ? new Promise((resolve) => this.#waiters.push(resolve)) : undefined;
+  }
+
+  /** Frames, rows and bytes the worker has handled so far. */
+  progress(): SinkProgress {
+    return this.#progress;
+  }
+
+  /** Sends what is left, writes the file; rejects if writing failed. */
+  finish(): Promise<SinkSummary> {
+    if (this.#error !== undefined) return Promise.reject(this.#error);
+    this.#post();
+    clearInterval(this.#timer);
+    return new Promise((resolve, reject) => {
+      this.#finished = { resolve, reject };
+      this.#worker.postMessage({ t: 'finish' } satisfies ToWorker);
     });
-    worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`the Parquet writer exited with ${code} before finishing ${path}`));
-    });
-  });
+  }
+
+  /** Stops without a file (the temporary one is removed). */
+  async abort(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#over = true;
+    if (this.#exited) return;
+    this.#worker.postMessage({ t: 'abort' } satisfies ToWorker);
+    await new Promise((resolve) => this.#worker.once('exit', resolve));
+  }
+
+  #post(): void {
+    if (this.#frames.length === 0 || this.#error !== undefined) return;
+    const message: ToWorker = { t: 'frames', descriptors: this.#descriptors, frames: this.#frames };
+    this.#descriptors = [];
+    this.#frames = [];
+    this.#inFlight++;
+    this.#worker.postMessage(message);
+  }
+
+  #onMessage(m: FromWorker): void {
+    if (m.t === 'ack') {
+      this.#progress = m.progress;
+      this.#inFlight--;
+      if (this.#inFlight < MAX_IN_FLIGHT) for (const wake of this.#waiters.splice(0)) wake();
+    } else if (m.t === 'done') {
+      this.#over = true;
+      this.#progress = m.summary;
+      const f = this.#finished;
+      this.#finished = undefined;
+      f?.resolve(m.summary);
+    } else {
+      this.#fail(new Error(`writing ${this.#output} failed: ${m.message}`));
+    }
+  }
+
+  #fail(error: Error): void {
+    if (this.#error !== undefined || this.#over) return;
+    this.#over = true;
+    this.#error = error;
+    clearInterval(this.#timer);
+    for (const wake of this.#waiters.splice(0)) wake();
+    const f = this.#finished;
+    this.#finished = undefined;
+    if (f !== undefined) f.reject(error);
+    else this.#onError(error);
+  }
 }
 
 /**
- * The worker: built code runs parquet-worker.js directly; from sources (tsx,
- * as in tests) a worker does not inherit the TypeScript loader, so a small
- * bootstrap registers it first.
+ * The worker: built code runs recording-worker.js directly; from sources
+ * (tsx, as in tests) a worker does not inherit the TypeScript loader, so a
+ * small bootstrap registers it first.
  */
-function startWorker(job: WorkerJob): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./parquet-worker.js', import.meta.url), { workerData: job });
-  const entry = new URL('./parquet-worker.ts', import.meta.url).href;
+function startWorker(options: SinkOptions): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./recording-worker.js', import.meta.url), { workerData: options });
+  const entry = new URL('./recording-worker.ts', import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: job });
+  return new Worker(bootstrap, { eval: true, workerData: options });
 }

@@ -1,5 +1,6 @@
 import type { Descriptor, DescriptorMetric, Frame, FrameValue } from '../../src/frame/types.js';
 import { FRAME_VERSION } from '../../src/frame/types.js';
+import { hashDescriptorJson } from '../../src/frame/descriptor.js';
 import type { SparseHistogram } from '../../src/metrics/histogram.js';
 import type { MetricKind, Unit } from '../../src/metrics/metric.js';
 
@@ -29,6 +30,7 @@ export interface FrameSpec {
   readonly instance?: number;
   /** end of the acquisition window; default T0 + seq seconds */
   readonly endNs?: bigint;
+  /** default: the hash of the descriptor's JSON, as the agent makes it */
   readonly hash?: string;
 }
 
@@ -42,7 +44,7 @@ export function makeFrame(spec: FrameSpec): Frame {
     seq,
     beginNs: endNs - 1_000n,
     endNs,
-    descriptorHash: spec.hash ?? '0123456789abcdef',
+    descriptorHash: spec.hash ?? hashDescriptorJson(JSON.stringify(spec.descriptor)),
     descriptor: spec.descriptor,
     values: spec.values,
   };

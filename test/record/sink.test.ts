@@ -1,0 +1,110 @@
+import test from 'ava';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Frame } from '../../src/frame/types.js';
+import { rowGroupTarget, RecordingSink } from '../../src/record/sink.js';
+import { RecordingWriter } from '../../src/record/write.js';
+import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { Duck } from '../helpers/duckdb.js';
+
+const MS = 1_000_000n;
+const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU time') }, [['cpu_usage', ['user']]]);
+const mem = makeDescriptor('memory', { memory_free: m('gauge', 'bytes', [], 'Free memory') }, [['memory_free', []]]);
+const lat = makeDescriptor('latency', { syscall_latency: m('histogram', 'nanoseconds', [], 'Syscall latency') }, [['syscall_latency', []]]);
+const disk = (dev: string) => makeDescriptor('disk', { blockio_bytes: m('counter', 'bytes', ['device'], 'Disk bytes') }, [['blockio_bytes', [dev]]]);
+
+/** cpu every 100 ms (value = ms since T0), memory every 1 s, latency every 500 ms, for `host` from `fromMs` to `toMs`. */
+function frames(host: string, fromMs: number, toMs: number): Frame[] {
+  const out = [];
+  for (let t = fromMs; t <= toMs; t += 100) {
+    const endNs = T0 + BigInt(t) * MS;
+    out.push(makeFrame({ host, descriptor: cpu, seq: t / 100 + 1, endNs, values: [t] }));
+    if ((t - fromMs) % 1000 === 0) out.push(makeFrame({ host, descriptor: mem, seq: t / 1000 + 1, endNs, values: [1e9 - t] }));
+    if ((t - fromMs) % 500 === 0) out.push(makeFrame({ host, descriptor: lat, seq: t / 500 + 1, endNs, values: [h([36, t / 500 + 1])] }));
+  }
+  return out;
+}
+
+let dir: string;
+let duck: Duck;
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-sink-test-'));
+  duck = await Duck.open();
+});
+test.after.always(() => rmSync(dir, { recursive: true, force: true }));
+
+function sinkOf(output: string, rowGroupRows?: number): RecordingSink {
+  const sink = new RecordingSink({ output, intervalMs: 1000, version: 'v', rowGroupRows });
+  for (const d of [cpu, mem, lat, disk('sda'), disk('nvme0n1')]) {
+    const f = makeFrame({ host: 'x', descriptor: d, values: [] });
+    sink.describe(f.descriptorHash, d);
+  }
+  return sink;
+}
+
+test('row groups hold at least 600 rows, about a minute of every host', (t) => {
+  t.deepEqual([1, 10, 11, 100, 1000].map(rowGroupTarget), [600, 600, 660, 6000, 6000]);
+});
+
+test('frames at 100 ms recorded at 1 s: DuckDB reads one row per second with the values as of the row time', async (t) => {
+  const path = join(dir, 'r.parquet');
+  const sink = sinkOf(path);
+  for (const f of frames('a', 0, 2000)) sink.add(f);
+  const s = await sink.finish();
+  t.like(s, { rows: 3, columns: 3, frames: 21 + 3 + 5, hosts: ['a'], output: path });
+  const back = await duck.rows(`SELECT timestamp, "cpu_usage/user" AS cpu, memory_free, len(syscall_latency) AS n, syscall_latency[37] AS b36 FROM read_parquet('${path}')`);
+  t.deepEqual(
+    back.map((r) => [r.timestamp, r.cpu, r.memory_free, r.n, r.b36]),
+    [
+      [T0, 0n, 1e9, 496n, 1n],
+      [T0 + SECOND, 1000n, 1e9 - 1000, 496n, 3n],
+      [T0 + 2n * SECOND, 2000n, 1e9 - 2000, 496n, 5n],
+    ],
+  );
+  t.like(await duck.fileMeta(path), { hosts: '["a"]', sampling_interval_ms: '1000', descriptions: '{"cpu_usage":"CPU time","memory_free":"Free memory","syscall_latency":"Syscall latency"}' });
+});
+
+test('rows are written a group at a time while recording; a host that joins later with a new device gets its column', async (t) => {
+  const path = join(dir, 'stream.parquet');
+  const sink = sinkOf(path, 600);
+  const sda = disk('sda');
+  const nvme = disk('nvme0n1');
+  // host a: 1300 s of cpu at 1 Hz and sda; host b joins at 1000 s with an nvme disk
+  for (let s = 1; s <= 1300; s++) {
+    const endNs = T0 + BigInt(s) * SECOND;
+    sink.add(makeFrame({ host: 'a', descriptor: cpu, seq: s, endNs, values: [s] }));
+    sink.add(makeFrame({ host: 'a', descriptor: sda, seq: s, endNs, values: [s * 512] }));
+    if (s > 1000) sink.add(makeFrame({ host: 'b', descriptor: nvme, seq: s, endNs, values: [s * 4096] }));
+    if (s === 700) t.true(sink.progress().bytes > 1000, `${sink.progress().bytes} bytes on disk after 700 rows`);
+  }
+  t.is(sink.progress().rows, 1299 + 299, 'the rows of the last second wait for the lag');
+  const s = await sink.finish();
+  t.like(s, { rows: 1600, columns: 3, hosts: ['a', 'b'] });
+  t.deepEqual(await duck.groupSizes(path), [600, 600, 400]);
+  const [counts] = await duck.rows(`SELECT count("blockio_bytes/sda") AS sda, count("blockio_bytes/nvme0n1") AS nvme, count(*) FILTER (WHERE host = 'b') AS b FROM read_parquet('${path}')`);
+  t.deepEqual(counts, { sda: 1300n, nvme: 300n, b: 300n });
+  const [last] = await duck.rows(`SELECT "blockio_bytes/nvme0n1" AS v FROM read_parquet('${path}') WHERE host = 'b' ORDER BY timestamp DESC LIMIT 1`);
+  t.is(last?.v, 1300n * 4096n);
+});
+
+test('the worker writes the file from frames; a write that fails is reported, and abort leaves nothing', async (t) => {
+  const path = join(dir, 'worker.parquet');
+  const w = new RecordingWriter({ output: path, intervalMs: 1000, version: 'v' });
+  for (const f of frames('a', 0, 2000)) await w.add(f);
+  const s = await w.finish();
+  t.like(s, { rows: 3, frames: 29, columns: 3 });
+  t.true(s.bytes > 0 && s.bytes === w.progress().bytes);
+  const [row] = await duck.rows(`SELECT max("cpu_usage/user") AS c, max(memory_free) AS g FROM read_parquet('${path}')`);
+  t.deepEqual(row, { c: 2000n, g: 1e9 });
+
+  const bad = new RecordingWriter({ output: join(dir, 'no-such-dir', 'x.parquet'), intervalMs: 1000, version: 'v' });
+  await t.throwsAsync(bad.finish(), { message: /writing .*x\.parquet failed: ENOENT/ });
+
+  const gone = join(dir, 'aborted.parquet');
+  const a = new RecordingWriter({ output: gone, intervalMs: 1000, version: 'v' });
+  for (const f of frames('a', 0, 1000)) void a.add(f);
+  await a.abort();
+  t.false(existsSync(gone));
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('aborted.parquet')), []);
+});
