@@ -8,11 +8,12 @@
  * sampling_interval_ms, descriptions). The file is written under a
  * temporary name and renamed when complete.
  *
- * A series that first appears after some groups were written (a device
- * plugged in, a host joining the fleet) still gets its column: at finish,
- * each earlier group gets an all-null chunk for it, written at the end of
- * the data (a row group's chunks are located by offset, they need not be
- * contiguous).
+ * A group is written one column chunk at a time; histogram chunks by
+ * histogram-chunk.ts, in work proportional to their non-empty buckets. A series that first appears after
+ * some groups were written (a device plugged in, a host joining the fleet)
+ * still gets its column: at finish, each earlier group gets an all-null
+ * chunk for it, written at the end of the data (a row group's chunks are
+ * located by offset, they need not be contiguous).
  *
  * Findings this relies on (hyparquet-writer 0.17.0, read back by DuckDB 1.5.6):
  * UInt64 needs `converted_type: 'UINT_64'` (its INTEGER logical type makes a
@@ -23,9 +24,9 @@
 import { renameSync, rmSync } from 'node:fs';
 import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
-import { bucketCount, type SparseHistogram } from '../metrics/histogram.js';
 import type { ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
+import { writeHistogramChunk } from './histogram-chunk.js';
 
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions['schema'][number];
@@ -104,23 +105,6 @@ function chunkName(chunk: ColumnChunk): string | undefined {
   return chunk.meta_data?.path_in_schema[0];
 }
 
-/** A histogram as the dense list of its bucket counts (one shared 0n for the empty ones). */
-function denseCounts(h: SparseHistogram): bigint[] {
-  const dense = new Array<bigint>(bucketCount(h.groupingPower, h.maxValuePower)).fill(0n);
-  for (let i = 0; i < h.index.length; i++) {
-    const idx = h.index[i] as number;
-    if (!(idx >= 0 && idx < dense.length)) throw new RangeError(`histogram bucket index ${idx} out of range`);
-    dense[idx] = BigInt(h.count[i] ?? 0);
-  }
-  return dense;
-}
-
-/** Cells as the writer takes them: histograms dense bigint lists. */
-function columnData(spec: ColumnSpec, cells: readonly Cell[]): unknown[] {
-  if (spec.kind !== 'histogram') return cells as unknown[];
-  return cells.map((c) => (c !== null && typeof c === 'object' ? denseCounts(c) : null));
-}
-
 let serial = 0;
 
 export class ParquetStream {
@@ -164,16 +148,20 @@ export class ParquetStream {
       grew = true;
     }
     if (grew) this.#writer.schema = schemaOf([...this.#columns.values()].sort(byName));
-    const data = [
-      { name: 'timestamp', data: group.timestamps },
-      { name: 'host', data: group.hosts },
-    ];
+    const chunks = [this.#chunk('timestamp', group.timestamps), this.#chunk('host', group.hosts)];
     for (const { spec, cells } of group.columns.values()) {
       const known = this.#columns.get(spec.name) as ColumnSpec;
       if (known.kind !== spec.kind) throw new Error(`column ${spec.name} is a ${known.kind}, not a ${spec.kind}`);
-      data.push({ name: spec.name, data: columnData(known, cells) as never[] });
+      chunks.push(known.kind === 'histogram' ? this.#histogramChunk(spec.name, cells) : this.#chunk(spec.name, cells as unknown[]));
     }
-    void this.#writer.write({ columnData: data, rowGroupSize: n });
+    const w = this.#writer;
+    w.row_groups.push({
+      columns: chunks,
+      num_rows: BigInt(n),
+      total_byte_size: chunks.reduce((sum, c) => sum + (c.meta_data?.total_uncompressed_size ?? 0n), 0n),
+      total_compressed_size: chunks.reduce((sum, c) => sum + (c.meta_data?.total_compressed_size ?? 0n), 0n),
+    });
+    w.num_rows += BigInt(n);
     this.#rows += n;
   }
 
@@ -210,13 +198,28 @@ export class ParquetStream {
     rmSync(this.#tmp, { force: true });
   }
 
-  /** An all-null chunk of `name` for a row group written before the column existed. */
+  /** An all-null chunk for a group written before column `name` existed. */
   #nullChunk(name: string, rows: number): ColumnChunk {
+    const nulls = new Array<null>(rows).fill(null);
+    return this.#columns.get(name)?.kind === 'histogram' ? this.#histogramChunk(name, nulls) : this.#chunk(name, nulls);
+  }
+
+  #histogramChunk(name: string, cells: readonly Cell[]): ColumnChunk {
+    return writeHistogramChunk(this.#writer.writer, name, cells.map((c) => (c !== null && typeof c === 'object' ? c : null)));
+  }
+
+  /**
+   * Writes one column chunk and takes it out of the row group the writer
+   * made for it: a group is written a column at a time (only one column's
+   * dense histogram lists exist at once), and a column new since earlier
+   * groups gets all-null chunks for them.
+   */
+  #chunk(name: string, data: readonly unknown[]): ColumnChunk {
     const w = this.#writer;
-    void w.write({ columnData: [{ name, data: new Array<null>(rows).fill(null) }], rowGroupSize: rows });
-    const extra = w.row_groups.pop();
-    w.num_rows -= BigInt(rows);
-    const chunk = extra?.columns[0];
+    void w.write({ columnData: [{ name, data: data as never[] }], rowGroupSize: data.length });
+    const made = w.row_groups.pop();
+    w.num_rows -= made?.num_rows ?? 0n;
+    const chunk = made?.columns[0];
     if (chunk === undefined) throw new Error(`hyparquet-writer wrote no chunk for ${name}`);
     return chunk;
   }

@@ -50,7 +50,8 @@ export function simDelta(index: number, tick: number): number {
 /**
  * A fixture value as host `index` reports it in tick `tick`: counters and
  * gauges plus simDelta (exact: integers beyond 2^53 go bigint); histograms
- * unchanged (the fixture samplers emit none).
+ * keep their buckets, each count plus simDelta (the fixture samplers emit
+ * none; synthetic samplers may).
  */
 export function simValue(fixture: Value, index: number, tick: number): Value {
   const d = simDelta(index, tick);
@@ -59,7 +60,7 @@ export function simValue(fixture: Value, index: number, tick: number): Value {
     if (Number.isInteger(fixture) && !Number.isSafeInteger(fixture + d)) return BigInt(fixture) + BigInt(d);
     return fixture + d;
   }
-  return fixture;
+  return { ...fixture, count: fixture.count.map((c) => c + d) };
 }
 
 /** The kinds of bad message publishMalformed() can send, and the skip reason the exporter counts each under. */
@@ -92,6 +93,8 @@ export interface SimFleetOptions {
   readonly sysRoot?: string;
   /** sampler names; default every registry sampler but rezolus_self (which measures this process) */
   readonly samplers?: readonly string[];
+  /** samplers that are not in the registry, with their fixed reading (e.g. histograms before the eBPF samplers exist) */
+  readonly synthetic?: readonly { readonly name: string; readonly points: readonly Point[] }[];
   /** end of tick 0 (unix ns); default now. Tick t ends at startNs + t × periodNs. */
   readonly startNs?: bigint;
   /** default 1 s */
@@ -146,6 +149,7 @@ export class SimFleet {
         await sampler.close?.();
       }
     }
+    for (const { name, points } of o.synthetic ?? []) samplers.push({ name, points, descriptor: describe(name, points) });
     if (samplers.length === 0) throw new Error('no sampler produced points on the fixture root');
 
     const nc = await connect({ servers: o.natsUrl, name: 'rezolus-sim-fleet' });
