@@ -42,15 +42,15 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
 }
 
 /**
- * Feeds every frame of the window to `onFrame`, in stream order, waiting
- * whenever it returns a promise (a consumer that is behind); resolves with
- * the number of messages read.
+ * Feeds every frame of the window to `onFrame` (with the message bytes it
+ * was decoded from), in stream order, waiting whenever it returns a promise
+ * (a consumer that is behind); resolves with the number of messages read.
  */
 export async function replayFrames(
   nc: NatsConnection,
   w: ReplayWindow,
   cache: DescriptorCache,
-  onFrame: (f: Frame) => Promise<void> | undefined,
+  onFrame: (f: Frame, data: Uint8Array) => Promise<void> | undefined,
   skipped: SkipStats,
 ): Promise<number> {
   const subjects = hostFilterSubjects(w.hosts);
@@ -76,7 +76,7 @@ export async function replayFrames(
         read++;
         if (pick === undefined || pick(subjectHostToken(m.subject))) {
           const frame = await frameOnSubject(m.subject, m.data, cache, skipped);
-          const wait = frame === undefined ? undefined : onFrame(frame);
+          const wait = frame === undefined ? undefined : onFrame(frame, m.data);
           if (wait !== undefined) await wait;
         }
         if (m.info.pending === 0) break;

@@ -66,7 +66,8 @@ export function subscribeFrames(
   nc: NatsConnection,
   hosts: string,
   cache: DescriptorCache,
-  onFrame: (frame: Frame) => void,
+  /** a usable frame, and the message bytes it was decoded from */
+  onFrame: (frame: Frame, data: Uint8Array) => void,
   log: Logger,
   skipped: SkipStats = emptySkipStats(),
 ): LiveSubscription {
@@ -81,7 +82,7 @@ export function subscribeFrames(
         }
         if (selected !== undefined && !selected(subjectHostToken(msg.subject))) return;
         frameOnSubject(msg.subject, msg.data, cache, skipped).then(
-          (frame) => frame !== undefined && onFrame(frame),
+          (frame) => frame !== undefined && onFrame(frame, msg.data),
           (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
         );
       },

@@ -15,7 +15,7 @@ export interface RecordedFrame extends TimedFrame {
   readonly values: readonly FrameValue[];
 }
 
-/** A cell: counters bigint, gauges number, histograms sparse (made dense when written); null when missing. */
+/** A cell: counters a number (a bigint beyond 2^53), gauges a number, histograms sparse (made dense when written); null when missing. */
 export type Cell = bigint | number | SparseHistogram | null;
 
 export interface GroupColumn {
@@ -39,9 +39,11 @@ export function toCell(spec: ColumnSpec, v: FrameValue | undefined): Cell {
   }
   if (spec.kind === 'histogram') return null;
   if (spec.kind === 'gauge') return Number(v);
-  if (typeof v === 'bigint') return v >= 0n && v < 1n << 64n ? v : null;
-  return Number.isSafeInteger(v) && v >= 0 ? BigInt(v) : null;
+  if (typeof v === 'bigint') return v >= 0n && v < 1n << 64n ? (v <= MAX_SAFE ? Number(v) : v) : null;
+  return Number.isSafeInteger(v) && v >= 0 ? v : null;
 }
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 export class GroupBuilder {
   readonly #descriptors = new Map<string, Descriptor>();

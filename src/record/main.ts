@@ -69,7 +69,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   let sub: LiveSubscription | undefined;
   const replay = config.replay;
   if (replay === undefined) {
-    sub = subscribeFrames(nc, config.hosts, cache, (f) => void writer.add(f), log, skipped);
+    sub = subscribeFrames(nc, config.hosts, cache, (f, data) => void writer.add(f, data), log, skipped);
     log.info({ hosts: config.hosts, subjects: sub.subjects, output: config.output }, 'recording');
   } else {
     try {
@@ -80,7 +80,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
       throw error;
     }
     log.info({ hosts: config.hosts, stream: replay.stream, output: config.output }, 'replaying');
-    replayFrames(nc, { stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, cache, (f) => writer.add(f), skipped).then(
+    replayFrames(nc, { stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, cache, (f, data) => writer.add(f, data), skipped).then(
       () => stop(),
       (error: unknown) => {
         log.error({ error: String(error) }, 'replay failed; writing what was read');
@@ -117,7 +117,7 @@ function summarize(s: Awaited<ReturnType<RecordingWriter['finish']>>, skipped: S
 function runPolling(config: RecordConfig, url: string, log: Logger): RunningRecord {
   let stopPoller = (): void => undefined;
   const writer = newWriter(config, log, () => stopPoller());
-  const poller = pollSnapshots(url, config.intervalMs, (f) => void writer.add(f), log.child({ component: 'poll' }));
+  const poller = pollSnapshots(url, config.intervalMs, (f, data) => void writer.add(f, data), log.child({ component: 'poll' }));
   stopPoller = () => poller.stop();
   log.info({ url: snapshotUrl(url), output: config.output }, 'recording');
   const timer = config.durationMs === undefined ? undefined : setTimeout(() => poller.stop(), config.durationMs);

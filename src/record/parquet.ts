@@ -8,8 +8,8 @@
  * sampling_interval_ms, descriptions). The file is written under a
  * temporary name and renamed when complete.
  *
- * A group is written one column chunk at a time; histogram chunks by
- * histogram-chunk.ts, in work proportional to their non-empty buckets. A series that first appears after
+ * `timestamp` and `host` are written by hyparquet-writer; the series
+ * columns' chunks by chunks.ts, which is 10-20× faster for them. A series that first appears after
  * some groups were written (a device plugged in, a host joining the fleet)
  * still gets its column: at finish, each earlier group gets an all-null
  * chunk for it, written at the end of the data (a row group's chunks are
@@ -22,11 +22,12 @@
  * `num_rows` and `kvMetadata`, as its API has no call for them.
  */
 import { renameSync, rmSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
-import { writeHistogramChunk } from './histogram-chunk.js';
+import { writeHistogramChunk, writeScalarChunk } from './chunks.js';
 
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions['schema'][number];
@@ -105,6 +106,15 @@ function chunkName(chunk: ColumnChunk): string | undefined {
   return chunk.meta_data?.path_in_schema[0];
 }
 
+/**
+ * Pages are gzip level 1, by node's zlib: measured on 100 hosts' fixture
+ * frames it wrote 2.6× smaller files than hyparquet-writer's own snappy (in
+ * JavaScript), 40 % faster; every Parquet reader takes GZIP.
+ */
+export function gzip(bytes: Uint8Array): Uint8Array {
+  return gzipSync(bytes, { level: 1 });
+}
+
 let serial = 0;
 
 export class ParquetStream {
@@ -119,7 +129,7 @@ export class ParquetStream {
   constructor(path: string, createdBy: string) {
     this.#path = path;
     this.#tmp = `${path}.tmp-${process.pid}-${threadId}-${serial++}`;
-    this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy });
+    this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy, codec: 'GZIP', compressors: { GZIP: gzip } });
   }
 
   get rows(): number {
@@ -152,7 +162,7 @@ export class ParquetStream {
     for (const { spec, cells } of group.columns.values()) {
       const known = this.#columns.get(spec.name) as ColumnSpec;
       if (known.kind !== spec.kind) throw new Error(`column ${spec.name} is a ${known.kind}, not a ${spec.kind}`);
-      chunks.push(known.kind === 'histogram' ? this.#histogramChunk(spec.name, cells) : this.#chunk(spec.name, cells as unknown[]));
+      chunks.push(this.#seriesChunk(known, cells));
     }
     const w = this.#writer;
     w.row_groups.push({
@@ -200,23 +210,25 @@ export class ParquetStream {
 
   /** An all-null chunk for a group written before column `name` existed. */
   #nullChunk(name: string, rows: number): ColumnChunk {
-    const nulls = new Array<null>(rows).fill(null);
-    return this.#columns.get(name)?.kind === 'histogram' ? this.#histogramChunk(name, nulls) : this.#chunk(name, nulls);
+    return this.#seriesChunk(this.#columns.get(name) as ColumnSpec, new Array<null>(rows).fill(null));
   }
 
-  #histogramChunk(name: string, cells: readonly Cell[]): ColumnChunk {
-    return writeHistogramChunk(this.#writer.writer, name, cells.map((c) => (c !== null && typeof c === 'object' ? c : null)));
+  /** A series column's chunk, by chunks.ts. */
+  #seriesChunk(spec: ColumnSpec, cells: readonly Cell[]): ColumnChunk {
+    const w = this.#writer.writer;
+    if (spec.kind === 'histogram') return writeHistogramChunk(w, spec.name, cells.map((c) => (c !== null && typeof c === 'object' ? c : null)), gzip);
+    return writeScalarChunk(w, spec.name, spec.kind, cells.map((c) => (c !== null && typeof c === 'object' ? null : c)), gzip);
   }
 
   /**
-   * Writes one column chunk and takes it out of the row group the writer
-   * made for it: a group is written a column at a time (only one column's
-   * dense histogram lists exist at once), and a column new since earlier
-   * groups gets all-null chunks for them.
+   * Writes a `timestamp` or `host` chunk with hyparquet-writer and takes it
+   * out of the row group the writer made for it (a group is assembled from
+   * its chunks).
    */
   #chunk(name: string, data: readonly unknown[]): ColumnChunk {
     const w = this.#writer;
-    void w.write({ columnData: [{ name, data: data as never[] }], rowGroupSize: data.length });
+    // min/max statistics only where readers filter: time and host
+    void w.write({ columnData: [{ name, data: data as never[], statistics: RESERVED.has(name) }], rowGroupSize: data.length });
     const made = w.row_groups.pop();
     w.num_rows -= made?.num_rows ?? 0n;
     const chunk = made?.columns[0];

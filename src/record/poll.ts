@@ -23,7 +23,7 @@ export interface Poller {
   readonly done: Promise<void>;
 }
 
-export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Frame) => void, log: Logger): Poller {
+export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Frame, data: Uint8Array) => void, log: Logger): Poller {
   const target = snapshotUrl(url);
   const descriptors = new Map<string, Descriptor>();
   const seen = new Map<string, number>();
@@ -42,7 +42,7 @@ export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Fram
       const d = descriptors.get(raw.descriptor);
       if (d === undefined) continue;
       seen.set(key, raw.seq);
-      onFrame(resolveFrame(raw, d));
+      onFrame(resolveFrame(raw, d), bytes);
     }
   };
   const done = (async () => {

@@ -4,20 +4,26 @@
  * encoding never blocks the subscription, the HTTP service or a replay, and
  * memory holds one row group, not the recording.
  *
- * Frames go to the worker in batches (each descriptor once); the worker acks
+ * Frames go to the worker in batches of their message bytes, in one
+ * transferred buffer (each descriptor once); the worker decodes them again,
+ * which costs a tenth of a structured clone of the decoded frames. It acks
  * each batch with its progress. A producer that can wait (a replay) gets a
  * promise from add() while too many batches are unacknowledged; a live
  * subscription cannot wait and does not.
  */
 import { Worker } from 'node:worker_threads';
 import type { Frame } from '../frame/types.js';
-import type { RecordedFrame } from './group.js';
 import type { SinkOptions, SinkProgress, SinkSummary } from './sink.js';
 import type { Descriptor } from '../frame/types.js';
 
 /** Messages to the worker. */
 export type ToWorker =
-  | { readonly t: 'frames'; readonly descriptors: readonly (readonly [string, Descriptor])[]; readonly frames: readonly RecordedFrame[] }
+  | {
+      readonly t: 'frames';
+      readonly descriptors: readonly (readonly [string, Descriptor])[];
+      /** each frame's message bytes, after its length (u32 little-endian) */
+      readonly packed: ArrayBuffer;
+    }
   | { readonly t: 'finish' }
   | { readonly t: 'abort' };
 
@@ -28,7 +34,7 @@ export type FromWorker =
   | { readonly t: 'error'; readonly message: string };
 
 const BATCH_FRAMES = 2000;
-const MAX_IN_FLIGHT = 4;
+const MAX_IN_FLIGHT = 8;
 const POST_EVERY_MS = 250;
 
 export class RecordingWriter {
@@ -37,7 +43,8 @@ export class RecordingWriter {
   readonly #sent = new Set<string>();
   readonly #timer: NodeJS.Timeout;
   #descriptors: [string, Descriptor][] = [];
-  #frames: RecordedFrame[] = [];
+  #frames: Uint8Array[] = [];
+  #bytes = 0;
   #inFlight = 0;
   #waiters: (() => void)[] = [];
   #progress: SinkProgress = { frames: 0, rows: 0, bytes: 0 };
@@ -67,14 +74,19 @@ export class RecordingWriter {
     this.#onError = callback;
   }
 
-  /** Takes a frame; returns a promise to wait for when the worker is behind. */
-  add(f: Frame): Promise<void> | undefined {
+  /**
+   * Takes a frame and the message bytes it was decoded from (which the
+   * worker decodes again); returns a promise to wait for when the worker is
+   * behind.
+   */
+  add(f: Frame, data: Uint8Array): Promise<void> | undefined {
     if (this.#error !== undefined || this.#finished !== undefined) return undefined;
     if (!this.#sent.has(f.descriptorHash)) {
       this.#sent.add(f.descriptorHash);
       this.#descriptors.push([f.descriptorHash, f.descriptor]);
     }
-    this.#frames.push({ host: f.host, sampler: f.sampler, endNs: f.endNs, descriptorHash: f.descriptorHash, values: f.values });
+    this.#frames.push(data);
+    this.#bytes += data.byteLength;
     if (this.#frames.length >= BATCH_FRAMES) this.#post();
     return this.#inFlight >= MAX_IN_FLIGHT ? new Promise((resolve) => this.#waiters.push(resolve)) : undefined;
   }
@@ -106,11 +118,21 @@ export class RecordingWriter {
 
   #post(): void {
     if (this.#frames.length === 0 || this.#error !== undefined) return;
-    const message: ToWorker = { t: 'frames', descriptors: this.#descriptors, frames: this.#frames };
+    const packed = new ArrayBuffer(this.#bytes + 4 * this.#frames.length);
+    const bytes = new Uint8Array(packed);
+    const view = new DataView(packed);
+    let at = 0;
+    for (const data of this.#frames) {
+      view.setUint32(at, data.byteLength, true);
+      bytes.set(data, at + 4);
+      at += 4 + data.byteLength;
+    }
+    const message: ToWorker = { t: 'frames', descriptors: this.#descriptors, packed };
     this.#descriptors = [];
     this.#frames = [];
+    this.#bytes = 0;
     this.#inFlight++;
-    this.#worker.postMessage(message);
+    this.#worker.postMessage(message, [packed]);
   }
 
   #onMessage(m: FromWorker): void {

@@ -1,6 +1,7 @@
 import type { Descriptor, DescriptorMetric, Frame, FrameValue } from '../../src/frame/types.js';
 import { FRAME_VERSION } from '../../src/frame/types.js';
 import { hashDescriptorJson } from '../../src/frame/descriptor.js';
+import { encodeFrame } from '../../src/frame/codec.js';
 import type { SparseHistogram } from '../../src/metrics/histogram.js';
 import type { MetricKind, Unit } from '../../src/metrics/metric.js';
 
@@ -58,4 +59,10 @@ export function h(...buckets: readonly (readonly [number, number])[]): SparseHis
     index: buckets.map(([i]) => i),
     count: buckets.map(([, c]) => c),
   };
+}
+
+/** The message bytes an agent would publish for `f` (its values as the wire carries them). */
+export function frameBytes(f: Frame): Uint8Array {
+  const header = { host: f.host, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, endNs: f.endNs, descriptor: f.descriptorHash };
+  return encodeFrame(header, f.values);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Frame } from '../../src/frame/types.js';
 import { rowGroupTarget, RecordingSink } from '../../src/record/sink.js';
 import { RecordingWriter } from '../../src/record/write.js';
-import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { SECOND, T0, frameBytes, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
 import { Duck } from '../helpers/duckdb.js';
 
 const MS = 1_000_000n;
@@ -91,7 +91,7 @@ test('rows are written a group at a time while recording; a host that joins late
 test('the worker writes the file from frames; a write that fails is reported, and abort leaves nothing', async (t) => {
   const path = join(dir, 'worker.parquet');
   const w = new RecordingWriter({ output: path, intervalMs: 1000, version: 'v' });
-  for (const f of frames('a', 0, 2000)) await w.add(f);
+  for (const f of frames('a', 0, 2000)) await w.add(f, frameBytes(f));
   const s = await w.finish();
   t.like(s, { rows: 3, frames: 29, columns: 3 });
   t.true(s.bytes > 0 && s.bytes === w.progress().bytes);
@@ -103,7 +103,7 @@ test('the worker writes the file from frames; a write that fails is reported, an
 
   const gone = join(dir, 'aborted.parquet');
   const a = new RecordingWriter({ output: gone, intervalMs: 1000, version: 'v' });
-  for (const f of frames('a', 0, 1000)) void a.add(f);
+  for (const f of frames('a', 0, 1000)) void a.add(f, frameBytes(f));
   await a.abort();
   t.false(existsSync(gone));
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('aborted.parquet')), []);

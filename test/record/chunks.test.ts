@@ -78,3 +78,21 @@ test('only nulls, and a bad bucket index is refused rather than written', async 
   t.throws(() => s.write({ timestamps: [1n], hosts: ['h'], columns: new Map([['lat', { spec: SPEC, cells: [bad] }]]) }), { message: /out of order or range/ });
   s.abort();
 });
+
+test('counters and gauges: 32-bit boundaries, 2^53 − 1, bigints up to 2^64 − 1, negative and fractional gauges, runs of nulls', async (t) => {
+  const counter: ColumnSpec = { name: 'c', metric: 'c', kind: 'counter', unit: 'count', labels: {} };
+  const gauge: ColumnSpec = { name: 'g', metric: 'g', kind: 'gauge', unit: 'count', labels: {} };
+  const counters = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 1, 2 ** 53 - 1, 2n ** 53n + 1n, 2n ** 64n - 1n, null, null, 7];
+  const gauges = [-1.5, 0, 1e300, null, 3, -0, 2 ** 60, 0.1, null, null, null];
+  const path = join(dir, 'scalars.parquet');
+  const s = new ParquetStream(path, 'test');
+  s.write({
+    timestamps: counters.map((_, i) => BigInt(i)),
+    hosts: counters.map(() => 'h'),
+    columns: new Map([['c', { spec: counter, cells: counters }], ['g', { spec: gauge, cells: gauges }]]),
+  });
+  await s.finish({ source: 's', version: 'v', hosts: ['h'], samplingIntervalMs: 1000, descriptions: {} });
+  const rows = await duck.rows(`SELECT c, g FROM read_parquet('${path}') ORDER BY timestamp`);
+  t.deepEqual(rows.map((r) => r.c), counters.map((c) => (c === null ? null : BigInt(c))));
+  t.deepEqual(rows.map((r) => r.g), gauges);
+});
