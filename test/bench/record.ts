@@ -7,15 +7,17 @@
  *     that work on the fixture root plus 2 synthetic ones in the shape of
  *     the eBPF samplers to come (11 latency histograms in all). Target ≥ 50 000 frames/s,
  *     process start and file finish included.
+ *     The same fleet again with the histograms replaced by counters (the
+ *     procfs-only shape of today's agent) unless --histograms-only.
  *  2. one host for an hour: 3600 ticks of this host's own samplers (read
- *     from the live /proc and /sys once, values varied per tick) replayed
- *     into a file: recorder CPU seconds, peak RSS (target ≤ 150 MB), file
- *     size. A live recording does the same work spread over the hour; the
- *     replay is the worst case for memory, since frames arrive as fast as
- *     the writer takes them.
+ *     from the live /proc and /sys once, values varied per tick), recorded
+ *     live while they are published at --speed × real time (default 60: an
+ *     hour in a minute): recorder CPU seconds, peak RSS (target ≤ 150 MB),
+ *     file size. Then the same window replayed at read speed, the worst
+ *     case for memory (frames arrive as fast as the writer takes them).
  *
- *   npx tsx test/bench/record.ts                       # about 2–3 minutes
- *   npx tsx test/bench/record.ts --hosts 20 --minutes 5 --host-minutes 10
+ *   npx tsx test/bench/record.ts                       # about 3 minutes
+ *   npx tsx test/bench/record.ts --hosts 20 --minutes 5 --host-minutes 10 --speed 120
  *   npx tsx test/bench/record.ts --cli /other/build/dist/cli/rezolus.js   # another build, same load
  *
  * CPU and peak RSS come from GNU time (`/usr/bin/time`, Debian package
@@ -39,22 +41,25 @@ import { fromValues } from '../../src/metrics/histogram.js';
 import { metric } from '../../src/metrics/metric.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import type { Point } from '../../src/samplers/types.js';
-import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
+import { startNatsServer } from '../../src/up/nats-server.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
-import { ENTRY, NATS_SERVER_BIN, ensureBuilt, fmt, say } from './common.js';
+import { ENTRY, NATS_SERVER_BIN, ensureBuilt, fmt, say, sleepUntil } from './common.js';
 
 const { values: args } = parseArgs({
   options: {
     hosts: { type: 'string', default: '100' },
     minutes: { type: 'string', default: '15' },
     'host-minutes': { type: 'string', default: '60' },
+    speed: { type: 'string', default: '60' },
+    'histograms-only': { type: 'boolean', default: false },
     cli: { type: 'string' },
   },
 });
 const HOSTS = Number(args.hosts);
 const MINUTES = Number(args.minutes);
 const HOST_MINUTES = Number(args['host-minutes']);
-for (const [name, v] of [['hosts', HOSTS], ['minutes', MINUTES], ['host-minutes', HOST_MINUTES]] as const) {
+const SPEED = Number(args.speed);
+for (const [name, v] of [['hosts', HOSTS], ['minutes', MINUTES], ['host-minutes', HOST_MINUTES], ['speed', SPEED]] as const) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
 }
 const CLI = args.cli ?? ENTRY;
@@ -72,18 +77,20 @@ function spread(scale: number): ReturnType<typeof fromValues> {
  * (runqueue latency, running and off-CPU time histograms) and syscalls (a
  * counter and a latency histogram for each of 8 classes).
  */
-function syntheticSamplers(): { name: string; points: Point[] }[] {
-  const sched = metric({ name: 'bench_scheduler', kind: 'histogram', unit: 'nanoseconds', labels: ['state'], description: 'Synthetic scheduler latency (bench)' });
+function syntheticSamplers(histograms: boolean): { name: string; points: Point[] }[] {
+  const kind = histograms ? 'histogram' : 'counter';
+  const sched = metric({ name: 'bench_scheduler', kind, unit: 'nanoseconds', labels: ['state'], description: 'Synthetic scheduler latency (bench)' });
   const calls = metric({ name: 'bench_syscall', kind: 'counter', unit: 'count', labels: ['op'], description: 'Synthetic syscalls (bench)' });
-  const latency = metric({ name: 'bench_syscall_latency', kind: 'histogram', unit: 'nanoseconds', labels: ['op'], description: 'Synthetic syscall latency (bench)' });
+  const latency = metric({ name: 'bench_syscall_latency', kind, unit: 'nanoseconds', labels: ['op'], description: 'Synthetic syscall latency (bench)' });
   const ops = ['read', 'write', 'poll', 'lock', 'time', 'sleep', 'socket', 'other'];
+  const value = (scale: number) => (histograms ? spread(scale) : scale * 1000);
   return [
-    { name: 'bench_scheduler', points: ['runqueue', 'running', 'offcpu'].map((state, k) => ({ metric: sched, labels: { state }, value: spread(1000 * (k + 1)) })) },
+    { name: 'bench_scheduler', points: ['runqueue', 'running', 'offcpu'].map((state, k) => ({ metric: sched, labels: { state }, value: value(1000 * (k + 1)) })) },
     {
       name: 'bench_syscall',
       points: ops.flatMap((op, k) => [
         { metric: calls, labels: { op }, value: 1000 * (k + 1) },
-        { metric: latency, labels: { op }, value: spread(100 * (k + 1)) },
+        { metric: latency, labels: { op }, value: value(100 * (k + 1)) },
       ]),
     },
   ];
@@ -104,15 +111,31 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs the recorder CLI under GNU time; its figures come from the last line of stderr. */
-async function timedRecord(recordArgs: string[]): Promise<Run> {
-  const child = spawn(TIME_BIN, ['-f', 'BENCH %e %U %S %M', process.execPath, CLI, 'record', '--log-level', 'warn', ...recordArgs], {
+/**
+ * Runs the recorder CLI under GNU time; its figures come from the last line
+ * of stderr. With `live`, the recording is live: `live()` runs once the
+ * recorder is subscribed, then the recorder gets SIGINT (its process group:
+ * GNU time waits on).
+ */
+async function timedRecord(recordArgs: string[], live?: () => Promise<void>): Promise<Run> {
+  const child = spawn(TIME_BIN, ['-f', 'BENCH %e %U %S %M', process.execPath, CLI, 'record', '--log-level', 'info', ...recordArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
+    detached: true,
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const watchdog = setTimeout(() => child.kill('SIGKILL'), 20 * 60_000);
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  const watchdog = setTimeout(() => process.kill(-(child.pid as number), 'SIGKILL'), 20 * 60_000);
+  const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  if (live !== undefined) {
+    while (!stderr.includes('"msg":"recording"')) {
+      if (child.exitCode !== null) throw new Error(`the recorder exited: ${stderr.slice(-2000)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await live();
+    await new Promise((r) => setTimeout(r, 1500));
+    process.kill(-(child.pid as number), 'SIGINT');
+  }
+  const code = await exited;
   clearTimeout(watchdog);
   const m = /BENCH ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (m === null) throw new Error(`no figures from ${TIME_BIN}: ${stderr.slice(-2000)}`);
@@ -126,10 +149,14 @@ async function countRows(path: string): Promise<{ rows: number; columns: number 
   return { rows: Number(rows[0]?.n), columns: cols.length };
 }
 
-async function publishWindow(fleet: SimFleet, ticks: number): Promise<number> {
+/** Publishes ticks 1..ticks, at most `perSecond` ticks a second when given. */
+async function publishWindow(fleet: SimFleet, ticks: number, perSecond?: number): Promise<number> {
   const began = Date.now();
   let frames = 0;
-  for (let tick = 1; tick <= ticks; tick++) frames += await fleet.publishTick(tick);
+  for (let tick = 1; tick <= ticks; tick++) {
+    if (perSecond !== undefined) await sleepUntil(began + (tick * 1000) / perSecond);
+    frames += await fleet.publishTick(tick);
+  }
   say(`  published ${frames} frames in ${fmt((Date.now() - began) / 1000, 1)} s`);
   return frames;
 }
@@ -144,60 +171,77 @@ async function streamMessages(url: string): Promise<number> {
 function report(name: string, run: Run, frames: number, file: string, rows: { rows: number; columns: number }, expectRows: number): void {
   const size = statSync(file).size;
   say(`  ${name}: exit ${String(run.code)}, ${fmt(run.wallS, 2)} s wall, ${fmt(run.userS + run.sysS, 2)} s CPU (user ${fmt(run.userS, 2)}, sys ${fmt(run.sysS, 2)}), peak RSS ${fmt(run.maxRssKiB / 1024, 1)} MiB`);
-  say(`  ${name}: ${fmt(frames / run.wallS, 0)} frames/s end to end; ${rows.rows} rows (expected ${expectRows}), ${rows.columns} columns, ${fmt(size / 1024 / 1024, 2)} MiB, ${fmt(size / Math.max(1, rows.rows), 0)} B/row`);
+  const rate = name === 'live' ? `${frames} frames` : `${fmt(frames / run.wallS, 0)} frames/s end to end`;
+  say(`  ${name}: ${rate}; ${rows.rows} rows (expected ${expectRows}), ${rows.columns} columns, ${fmt(size / 1024 / 1024, 2)} MiB, ${fmt(size / Math.max(1, rows.rows), 0)} B/row`);
   if (rows.rows !== expectRows) say(`  ${name}: ROW COUNT MISMATCH`);
 }
 
-async function main(): Promise<void> {
-  if (args.cli === undefined) ensureBuilt();
-  ensureTime();
-  const dir = mkdtempSync(join(tmpdir(), 'rezolus-bench-record-'));
-  let server: NatsServer | undefined;
+/** The fleet window → one file, at replay speed. */
+async function fleetReplay(dir: string, histograms: boolean): Promise<void> {
+  const ticks = MINUTES * 60;
+  say(`replay: ${HOSTS} hosts × 10 samplers × ${MINUTES} min at 1 Hz, ${histograms ? 'with 11 latency histograms per host' : 'counters and gauges only'}`);
+  // a server per run: every run publishes sim-000… with the same message ids, which the dedup window would drop
+  const server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, `nats-fleet-${String(histograms)}`) });
   try {
-    say(`recorder: ${CLI}`);
-    // a server per part: both publish sim-000 with the same message ids, which the dedup window would drop
-    server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'nats-fleet') });
-    let agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'bench', natsUrl: server.url });
-
-    // 1. the fleet window
-    const ticks = MINUTES * 60;
-    say(`replay: ${HOSTS} hosts × 10 samplers × ${MINUTES} min at 1 Hz`);
+    const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'bench', natsUrl: server.url });
     const fleet = await SimFleet.start({
       natsUrl: server.url, hosts: HOSTS, agent, samplers: SAMPLER_NAMES,
       startNs: BigInt(Date.now() - ticks * 1000 - 60_000) * 1_000_000n,
-      synthetic: syntheticSamplers(),
+      synthetic: syntheticSamplers(histograms),
     });
     if (fleet.samplers.length !== 10) say(`  note: ${fleet.samplers.length} samplers, not 10`);
     const frames = await publishWindow(fleet, ticks);
     await fleet.close();
     const stored = await streamMessages(server.url);
     if (stored !== frames) say(`  note: the stream holds ${stored} messages of ${frames}`);
-    const out1 = join(dir, 'fleet.parquet');
-    const run1 = await timedRecord(['--nats', server.url, '--since', '10m', '--hosts', 'sim-*', '--interval', '1s', '-o', out1]);
-    report('replay', run1, stored, out1, await countRows(out1), HOSTS * ticks);
-    const rate = stored / run1.wallS;
+    const out = join(dir, 'fleet.parquet');
+    const run = await timedRecord(['--nats', server.url, '--since', '10m', '--hosts', 'sim-*', '--interval', '1s', '-o', out]);
+    report('replay', run, stored, out, await countRows(out), HOSTS * ticks);
+    const rate = stored / run.wallS;
     if (rate < 50_000) say(`  TARGET MISSED: replay ${fmt(rate, 0)} frames/s < 50 000`);
-    rmSync(out1, { force: true });
+    rmSync(out, { force: true });
+  } finally {
     await server.stop();
-    server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'nats-host') });
-    agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'bench', natsUrl: server.url });
+  }
+}
 
-    // 2. one host, an hour
-    const hostTicks = HOST_MINUTES * 60;
-    say(`one host: this host's samplers × ${HOST_MINUTES} min at 1 Hz`);
+/** One host for an hour: live at --speed, then the same window replayed. */
+async function hostHour(dir: string): Promise<void> {
+  const ticks = HOST_MINUTES * 60;
+  const server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'nats-host') });
+  try {
+    const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'bench', natsUrl: server.url });
     const host = await SimFleet.start({
       natsUrl: server.url, hosts: 1, agent, procRoot: '/proc', sysRoot: '/sys',
-      startNs: BigInt(Date.now() - hostTicks * 1000 - 60_000) * 1_000_000n,
+      startNs: BigInt(Date.now() - ticks * 1000 - 60_000) * 1_000_000n,
     });
-    say(`  ${host.samplers.length} samplers, ${host.samplers.reduce((n, s) => n + s.points.length, 0)} series`);
-    const hostFrames = await publishWindow(host, hostTicks);
+    say(`one host: this host's ${host.samplers.length} samplers (${host.samplers.reduce((n, s) => n + s.points.length, 0)} series) × ${HOST_MINUTES} min at 1 Hz, live at ${SPEED}× speed`);
+    const live = join(dir, 'host-live.parquet');
+    let frames = 0;
+    const run = await timedRecord(['--nats', server.url, '--hosts', 'sim-000', '--interval', '1s', '-o', live], async () => {
+      frames = await publishWindow(host, ticks, SPEED);
+    });
     await host.close();
-    const out2 = join(dir, 'host.parquet');
-    const run2 = await timedRecord(['--nats', server.url, '--since', '10m', '--hosts', 'sim-000', '--interval', '1s', '-o', out2]);
-    report('1 host', run2, hostFrames, out2, await countRows(out2), hostTicks);
-    if (run2.maxRssKiB / 1024 > 150 * 1e6 / 1024 / 1024) say(`  TARGET MISSED: peak RSS ${fmt(run2.maxRssKiB / 1024, 1)} MiB > 150 MB`);
+    report('live', run, frames, live, await countRows(live), ticks);
+    if (run.maxRssKiB * 1024 > 150e6) say(`  TARGET MISSED: peak RSS ${fmt(run.maxRssKiB / 1024, 1)} MiB > 150 MB`);
+    const replayed = join(dir, 'host-replay.parquet');
+    const again = await timedRecord(['--nats', server.url, '--since', '10m', '--hosts', 'sim-000', '--interval', '1s', '-o', replayed]);
+    report('replay', again, frames, replayed, await countRows(replayed), ticks);
   } finally {
-    await server?.stop();
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  if (args.cli === undefined) ensureBuilt();
+  ensureTime();
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-bench-record-'));
+  try {
+    say(`recorder: ${CLI}`);
+    await fleetReplay(dir, true);
+    if (!args['histograms-only']) await fleetReplay(dir, false);
+    await hostHour(dir);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }

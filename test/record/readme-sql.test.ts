@@ -1,0 +1,48 @@
+import test from 'ava';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../scripts/gen-docs.js';
+import type { ColumnSpec } from '../../src/record/columns.js';
+import { ParquetStream } from '../../src/record/parquet.js';
+import { fromValues, percentiles, subtract, type SparseHistogram } from '../../src/metrics/histogram.js';
+import { Duck } from '../helpers/duckdb.js';
+
+const SPEC: ColumnSpec = {
+  name: 'scheduler_runqueue_latency', metric: 'scheduler_runqueue_latency', kind: 'histogram', unit: 'nanoseconds', labels: {}, groupingPower: 3, maxValuePower: 64,
+};
+
+/** Every value of `values` recorded `times` times more on top of `base`. */
+function grown(base: SparseHistogram, values: readonly (number | bigint)[]): SparseHistogram {
+  const add = fromValues(values);
+  const dense = new Map<number, number>();
+  base.index.forEach((i, k) => dense.set(i, (dense.get(i) ?? 0) + (base.count[k] ?? 0)));
+  add.index.forEach((i, k) => dense.set(i, (dense.get(i) ?? 0) + (add.count[k] ?? 0)));
+  const index = [...dense.keys()].sort((a, b) => a - b);
+  return { ...base, index, count: index.map((i) => dense.get(i) as number) };
+}
+
+test("the README's p99 query over a recording equals our percentile of the last minus the first row", async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const sql = /The p99 of a histogram over a whole recording[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1];
+  if (sql === undefined) return t.fail('no p99 query in the README');
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-readme-sql-'));
+  try {
+    const h0 = fromValues([5, 5, 900, 2n ** 40n]);
+    const h1 = grown(h0, [100, 200, 300, 40_000]);
+    const h2 = grown(h1, [...Array.from({ length: 97 }, (_, i) => 1000 + i * 10), 3_000_000, 3_100_000, 2n ** 63n]);
+    const path = join(dir, 'rec.parquet');
+    const file = new ParquetStream(path, 'test');
+    file.write({ timestamps: [3n, 1n, 2n], hosts: ['a', 'a', 'a'], columns: new Map([[SPEC.name, { spec: SPEC, cells: [h2, h0, h1] }]]) });
+    await file.finish({ source: 's', version: 'v', hosts: ['a'], samplingIntervalMs: 1000, descriptions: {} });
+    const duck = await Duck.open();
+    const [row] = await duck.rows(sql.replaceAll("'rec.parquet'", `'${path}'`));
+    const window = subtract(h2, h0);
+    t.truthy(window);
+    const want = percentiles(window as SparseHistogram, [0.99])?.[0];
+    t.is(BigInt(row?.p99_ns as bigint), want ?? -1n);
+    t.true((want ?? 0n) > 3_000_000n, 'the p99 of the window lands in the millisecond tail, not in the first row');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
