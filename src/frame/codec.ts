@@ -1,5 +1,6 @@
 import { Packr, Unpackr } from 'msgpackr';
 import type { SparseHistogram } from '../metrics/histogram.js';
+import type { MetricKind } from '../metrics/metric.js';
 import type { Value } from '../samplers/types.js';
 import type { Descriptor, Frame, FrameValue, RawFrame } from './types.js';
 import { FRAME_VERSION } from './types.js';
@@ -129,12 +130,25 @@ function histogram(v: unknown): SparseHistogram | undefined {
   return { groupingPower: 3, maxValuePower: 64, index: index as number[], count };
 }
 
+const KINDS = new WeakMap<Descriptor, readonly (MetricKind | undefined)[]>();
+
+/** The kind of each series of a descriptor, worked out once per descriptor object. */
+function kindsOf(d: Descriptor): readonly (MetricKind | undefined)[] {
+  let kinds = KINDS.get(d);
+  if (kinds === undefined) {
+    kinds = d.series.map(([name]) => (Object.hasOwn(d.metrics, name) ? d.metrics[name]?.kind : undefined));
+    KINDS.set(d, kinds);
+  }
+  return kinds;
+}
+
 /**
  * Types a raw frame's values against its descriptor. Throws FrameDecodeError
  * when the value count differs or a value does not match its metric's kind:
  * a consumer skips the frame rather than show a wrong value.
  */
 export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
+  const kinds = kindsOf(descriptor);
   if (raw.values.length !== descriptor.series.length) {
     throw new FrameDecodeError(
       `frame has ${raw.values.length} values, descriptor ${raw.descriptor} has ${descriptor.series.length} series`,
@@ -142,10 +156,12 @@ export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
   }
   const values: FrameValue[] = new Array<FrameValue>(raw.values.length);
   for (let i = 0; i < raw.values.length; i++) {
-    const name = (descriptor.series[i] as readonly [string, readonly string[]])[0];
-    const kind = descriptor.metrics[name]?.kind;
+    const kind = kinds[i];
     const value = kind === 'histogram' ? histogram(raw.values[i]) : scalar(raw.values[i]);
-    if (value === undefined) throw new FrameDecodeError(`value ${i} (${name}) is not a valid ${String(kind)}`);
+    if (value === undefined) {
+      const name = (descriptor.series[i] as readonly [string, readonly string[]])[0];
+      throw new FrameDecodeError(`value ${i} (${name}) is not a valid ${String(kind)}`);
+    }
     values[i] = value;
   }
   return {

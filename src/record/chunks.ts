@@ -44,22 +44,31 @@ class Bytes {
     this.buf[this.n++] = v;
   }
 
-  varint(v: number): void {
-    this.#room(10);
+  /** An RLE run: ULEB128 header `count << 1` (count < 2^31), then `value` in `width` ≤ 4 bytes, little-endian. */
+  run(count: number, value: number, width: number): void {
+    this.#room(5 + width);
+    const buf = this.buf;
+    let n = this.n;
+    let v = count * 2;
     while (v >= 0x80) {
-      this.buf[this.n++] = (v % 0x80) | 0x80;
-      v = Math.floor(v / 0x80);
+      buf[n++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
     }
-    this.buf[this.n++] = v;
+    buf[n++] = v;
+    for (let i = 0; i < width; i++) buf[n++] = (value >>> (8 * i)) & 0xff;
+    this.n = n;
   }
 
-  /** little-endian, `width` bytes */
-  le(v: number, width: number): void {
-    this.#room(width);
-    for (let i = 0; i < width; i++) {
-      this.buf[this.n++] = v % 256;
-      v = Math.floor(v / 256);
-    }
+  /** `v` (a safe unsigned integer) as 8 bytes, little-endian. */
+  u64(v: number): void {
+    this.#room(8);
+    const lo = v >>> 0;
+    const hi = Math.floor(v / 0x1_0000_0000);
+    const buf = this.buf;
+    let n = this.n;
+    for (let i = 0; i < 4; i++) buf[n++] = (lo >>> (8 * i)) & 0xff;
+    for (let i = 0; i < 4; i++) buf[n++] = (hi >>> (8 * i)) & 0xff;
+    this.n = n;
   }
 
   bytes(): Uint8Array {
@@ -92,15 +101,13 @@ class Runs {
 
   flush(): void {
     if (this.#count === 0) return;
-    // header: run length << 1 (low bit 0: an RLE run), then the value
-    this.#out.varint(this.#count * 2);
-    this.#out.le(this.#value, this.#width);
+    this.#out.run(this.#count, this.#value, this.#width);
     this.#count = 0;
   }
 }
 
-/** Checks the sparse form and calls `each(index, count)` for every non-zero bucket. */
-function buckets(h: SparseHistogram, n: number, each: (index: number, count: number) => void): void {
+/** Throws unless `h` is a well-formed sparse histogram of `n` buckets with safe unsigned counts. */
+function check(h: SparseHistogram, n: number): void {
   let prev = -1;
   for (let i = 0; i < h.index.length; i++) {
     const idx = h.index[i] as number;
@@ -108,7 +115,6 @@ function buckets(h: SparseHistogram, n: number, each: (index: number, count: num
     if (!(Number.isInteger(idx) && idx > prev && idx < n)) throw new RangeError(`histogram bucket index ${idx} out of order or range`);
     if (!(Number.isSafeInteger(count) && count >= 0)) throw new RangeError(`histogram bucket count ${count} is not a safe unsigned integer`);
     prev = idx;
-    if (count !== 0) each(idx, count);
   }
 }
 
@@ -129,6 +135,7 @@ export function writeScalarChunk(writer: Writer, name: string, kind: 'counter' |
   let at = 0;
   for (const c of cells) {
     if (c === null) continue;
+    if (typeof c === 'object') throw new TypeError(`column ${name}: a histogram in a ${kind} column`);
     if (kind === 'gauge') view.setFloat64(at, Number(c), true);
     else if (typeof c === 'bigint') view.setBigUint64(at, c, true);
     else {
@@ -185,10 +192,10 @@ export function writeHistogramChunk(writer: Writer, name: string, cells: readonl
       nulls++;
       continue;
     }
+    if (typeof h !== 'object') throw new TypeError(`column ${name}: a scalar in a histogram column`);
     if (bucketCount(h.groupingPower, h.maxValuePower) !== width) throw new RangeError(`histogram of ${name} is not g=3, m=64`);
-    buckets(h, width, (_, count) => {
-      if (!dictionary.has(count)) dictionary.set(count, dictionary.size);
-    });
+    check(h, width);
+    for (const count of h.count) if (!dictionary.has(count)) dictionary.set(count, dictionary.size);
   }
   const numValues = (cells.length - nulls) * width + nulls;
 
@@ -213,17 +220,18 @@ export function writeHistogramChunk(writer: Writer, name: string, cells: readonl
   for (const h of cells) {
     if (h === null) continue;
     let next = 0;
-    buckets(h, width, (idx, count) => {
+    for (let k = 0; k < h.index.length; k++) {
+      const idx = h.index[k] as number;
       indices.push(0, idx - next);
-      indices.push(dictionary.get(count) as number, 1);
+      indices.push(dictionary.get(h.count[k] as number) as number, 1);
       next = idx + 1;
-    });
+    }
     indices.push(0, width - next);
   }
   indices.flush();
 
   const dict = new Bytes();
-  for (const v of dictionary.keys()) dict.le(v, 8);
+  for (const v of dictionary.keys()) dict.u64(v);
 
   const start = writer.offset;
   const dictGz = gzip(dict.bytes());

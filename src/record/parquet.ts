@@ -25,6 +25,7 @@ import { renameSync, rmSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
+import type { SparseHistogram } from '../metrics/histogram.js';
 import type { ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
 import { writeHistogramChunk, writeScalarChunk } from './chunks.js';
@@ -213,11 +214,11 @@ export class ParquetStream {
     return this.#seriesChunk(this.#columns.get(name) as ColumnSpec, new Array<null>(rows).fill(null));
   }
 
-  /** A series column's chunk, by chunks.ts. */
+  /** A series column's chunk, by chunks.ts (toCell gave every cell its column's kind, or null). */
   #seriesChunk(spec: ColumnSpec, cells: readonly Cell[]): ColumnChunk {
     const w = this.#writer.writer;
-    if (spec.kind === 'histogram') return writeHistogramChunk(w, spec.name, cells.map((c) => (c !== null && typeof c === 'object' ? c : null)), gzip);
-    return writeScalarChunk(w, spec.name, spec.kind, cells.map((c) => (c !== null && typeof c === 'object' ? null : c)), gzip);
+    if (spec.kind === 'histogram') return writeHistogramChunk(w, spec.name, cells as readonly (SparseHistogram | null)[], gzip);
+    return writeScalarChunk(w, spec.name, spec.kind, cells as readonly (number | bigint | null)[], gzip);
   }
 
   /**

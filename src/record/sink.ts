@@ -9,9 +9,15 @@ import { type RecordedFrame, GroupBuilder } from './group.js';
 import { MIN_ROW_GROUP, ParquetStream } from './parquet.js';
 import { RowBuilder, type Row } from './rows.js';
 
-/** Rows per row group: about a minute of 1 Hz rows of every host seen, within [600, 6000]. */
+/**
+ * Rows per row group: 6 per host seen, within [600, 6000]. Small groups
+ * keep the worker's memory low (a group's frames die young: measured on 100
+ * hosts with histograms, peak RSS 280–420 → 225 MiB against groups of
+ * 6000); a large fleet still gets groups large enough that the footer's
+ * per-chunk metadata stays small.
+ */
 export function rowGroupTarget(hosts: number): number {
-  return Math.min(6000, Math.max(MIN_ROW_GROUP, 60 * hosts));
+  return Math.min(6000, Math.max(MIN_ROW_GROUP, 6 * hosts));
 }
 
 export interface SinkOptions {

@@ -43,8 +43,8 @@ function sinkOf(output: string, rowGroupRows?: number): RecordingSink {
   return sink;
 }
 
-test('row groups hold at least 600 rows, about a minute of every host', (t) => {
-  t.deepEqual([1, 10, 11, 100, 1000].map(rowGroupTarget), [600, 600, 660, 6000, 6000]);
+test('row groups hold at least 600 rows, 6 per host, at most 6000', (t) => {
+  t.deepEqual([1, 10, 100, 101, 1000, 5000].map(rowGroupTarget), [600, 600, 600, 606, 6000, 6000]);
 });
 
 test('frames at 100 ms recorded at 1 s: DuckDB reads one row per second with the values as of the row time', async (t) => {
