@@ -21,6 +21,9 @@ export interface DumpResult {
   readonly output: string;
   readonly rows: number;
   readonly hosts: readonly string[];
+  /** frames read from the stream, and the file's size */
+  readonly frames: number;
+  readonly bytes: number;
   readonly trigger: string;
   readonly startedAt: string;
   readonly ms: number;
@@ -101,7 +104,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     );
     const s = await rec.done;
     dumps++;
-    last = { output: s.output, rows: s.rows, hosts: s.hosts, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    last = { output: s.output, rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
     log.info(last, 'dump written');
     return last;
   };

@@ -2,7 +2,7 @@ import test from 'ava';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { connect } from '@nats-io/transport-node';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -45,8 +45,10 @@ test.after.always(async () => {
 test.serial('POST /dump writes the last window to the output file and the service keeps running', async (t) => {
   const r = await hindsight.app.inject({ method: 'POST', url: '/dump' });
   t.is(r.statusCode, 200, r.body);
-  const body = r.json<{ rows: number; hosts: string[]; trigger: string }>();
+  const body = r.json<{ rows: number; hosts: string[]; trigger: string; frames: number; bytes: number }>();
   t.is(body.trigger, 'http');
+  t.is(body.bytes, statSync(output).size, 'the reply gives the size of the file written');
+  t.true(body.frames >= body.rows, `${body.frames} frames for ${body.rows} rows (two samplers at 100 ms, rows every 250 ms)`);
   t.deepEqual(body.hosts, ['fixture']);
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (await con.runAndReadAll(`SELECT "cpu_usage/user/0" AS user0 FROM read_parquet('${output}')`)).getRowObjects();
