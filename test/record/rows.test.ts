@@ -1,24 +1,10 @@
 import test from 'ava';
 import type { Frame } from '../../src/frame/types.js';
 import { RowBuilder, type Row } from '../../src/record/rows.js';
-import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { SECOND, T0, makeFrame } from '../helpers/frames.js';
+import { cpu, mem, mixedFrames } from '../helpers/mixed-frames.js';
 
 const MS = 1_000_000n;
-const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU time') }, [['cpu_usage', ['user']]]);
-const mem = makeDescriptor('memory', { memory_free: m('gauge', 'bytes', [], 'Free memory') }, [['memory_free', []]]);
-const lat = makeDescriptor('latency', { syscall_latency: m('histogram', 'nanoseconds', [], 'Syscall latency') }, [['syscall_latency', []]]);
-
-/** cpu every 100 ms (value = ms since T0), memory every 1 s, latency every 500 ms, for host from t0 to t1 ms. */
-function frames(host: string, fromMs: number, toMs: number) {
-  const out = [];
-  for (let t = fromMs; t <= toMs; t += 100) {
-    const endNs = T0 + BigInt(t) * MS;
-    out.push(makeFrame({ host, descriptor: cpu, seq: t / 100 + 1, endNs, values: [t] }));
-    if ((t - fromMs) % 1000 === 0) out.push(makeFrame({ host, descriptor: mem, seq: t / 1000 + 1, endNs, values: [1e9 - t] }));
-    if ((t - fromMs) % 500 === 0) out.push(makeFrame({ host, descriptor: lat, seq: t / 500 + 1, endNs, values: [h([36, t / 500 + 1])] }));
-  }
-  return out;
-}
 
 /** [ms since T0, host, the cpu frame's value, the memory frame's value] of each row */
 function summary(rows: Row<Frame>[]): [number, string, unknown, unknown][] {
@@ -30,7 +16,7 @@ test('100 ms frames at a 1 s interval: one row per second per host, values as of
   const b = new RowBuilder<Frame>(SECOND);
   const rows: Row<Frame>[] = [];
   // frames start 50 ms after a whole second; two hosts interleaved
-  const all = [...frames('a', 50, 3050), ...frames('b', 50, 3050)].sort((x, y) => (x.endNs < y.endNs ? -1 : 1));
+  const all = [...mixedFrames('a', 50, 3050), ...mixedFrames('b', 50, 3050)].sort((x, y) => (x.endNs < y.endNs ? -1 : 1));
   for (const f of all) rows.push(...b.add(f));
   rows.push(...b.flush());
   t.deepEqual(summary(rows), [
@@ -61,7 +47,7 @@ test('rows come out once the lag has passed; out-of-order samplers within the la
 test('a host that stops leaves a gap, not repeated rows; it comes back at the next boundary', (t) => {
   const b = new RowBuilder<Frame>(SECOND);
   const rows: Row<Frame>[] = [];
-  for (const f of [...frames('a', 0, 2000), ...frames('a', 6000, 7000)]) rows.push(...b.add(f));
+  for (const f of [...mixedFrames('a', 0, 2000), ...mixedFrames('a', 6000, 7000)]) rows.push(...b.add(f));
   rows.push(...b.flush());
   t.deepEqual(
     rows.map((r) => Number((r.timestampNs - T0) / MS)),

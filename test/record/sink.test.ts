@@ -2,29 +2,13 @@ import test from 'ava';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Frame } from '../../src/frame/types.js';
 import { rowGroupTarget, RecordingSink } from '../../src/record/sink.js';
 import { RecordingWriter } from '../../src/record/write.js';
-import { SECOND, T0, frameBytes, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { SECOND, T0, frameBytes, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
 import { Duck } from '../helpers/duckdb.js';
+import { cpu, lat, mem, mixedFrames } from '../helpers/mixed-frames.js';
 
-const MS = 1_000_000n;
-const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU time') }, [['cpu_usage', ['user']]]);
-const mem = makeDescriptor('memory', { memory_free: m('gauge', 'bytes', [], 'Free memory') }, [['memory_free', []]]);
-const lat = makeDescriptor('latency', { syscall_latency: m('histogram', 'nanoseconds', [], 'Syscall latency') }, [['syscall_latency', []]]);
 const disk = (dev: string) => makeDescriptor('disk', { blockio_bytes: m('counter', 'bytes', ['device'], 'Disk bytes') }, [['blockio_bytes', [dev]]]);
-
-/** cpu every 100 ms (value = ms since T0), memory every 1 s, latency every 500 ms, for `host` from `fromMs` to `toMs`. */
-function frames(host: string, fromMs: number, toMs: number): Frame[] {
-  const out = [];
-  for (let t = fromMs; t <= toMs; t += 100) {
-    const endNs = T0 + BigInt(t) * MS;
-    out.push(makeFrame({ host, descriptor: cpu, seq: t / 100 + 1, endNs, values: [t] }));
-    if ((t - fromMs) % 1000 === 0) out.push(makeFrame({ host, descriptor: mem, seq: t / 1000 + 1, endNs, values: [1e9 - t] }));
-    if ((t - fromMs) % 500 === 0) out.push(makeFrame({ host, descriptor: lat, seq: t / 500 + 1, endNs, values: [h([36, t / 500 + 1])] }));
-  }
-  return out;
-}
 
 let dir: string;
 let duck: Duck;
@@ -50,7 +34,7 @@ test('row groups hold at least 600 rows, 6 per host, at most 6000', (t) => {
 test('frames at 100 ms recorded at 1 s: DuckDB reads one row per second with the values as of the row time', async (t) => {
   const path = join(dir, 'r.parquet');
   const sink = sinkOf(path);
-  for (const f of frames('a', 0, 2000)) sink.add(f);
+  for (const f of mixedFrames('a', 0, 2000)) sink.add(f);
   const s = await sink.finish();
   t.like(s, { rows: 3, columns: 3, frames: 21 + 3 + 5, hosts: ['a'], output: path });
   const back = await duck.rows(`SELECT timestamp, "cpu_usage/user" AS cpu, memory_free, len(syscall_latency) AS n, syscall_latency[37] AS b36 FROM read_parquet('${path}')`);
@@ -91,7 +75,7 @@ test('rows are written a group at a time while recording; a host that joins late
 test('the worker writes the file from frames; a write that fails is reported, and abort leaves nothing', async (t) => {
   const path = join(dir, 'worker.parquet');
   const w = new RecordingWriter({ output: path, intervalMs: 1000, version: 'v' });
-  for (const f of frames('a', 0, 2000)) await w.add(f, frameBytes(f));
+  for (const f of mixedFrames('a', 0, 2000)) await w.add(f, frameBytes(f));
   const s = await w.finish();
   t.like(s, { rows: 3, frames: 29, columns: 3 });
   t.true(s.bytes > 0 && s.bytes === w.progress().bytes);
@@ -103,7 +87,7 @@ test('the worker writes the file from frames; a write that fails is reported, an
 
   const gone = join(dir, 'aborted.parquet');
   const a = new RecordingWriter({ output: gone, intervalMs: 1000, version: 'v' });
-  for (const f of frames('a', 0, 1000)) void a.add(f, frameBytes(f));
+  for (const f of mixedFrames('a', 0, 1000)) void a.add(f, frameBytes(f));
   await a.abort();
   t.false(existsSync(gone));
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('aborted.parquet')), []);
