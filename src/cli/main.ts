@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -235,6 +235,7 @@ async function recordMode(flags: Flags): Promise<number> {
   }
   const output = flags.output ?? positionals[1] ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
+  checkOutputDir(output);
   const replay = replayWindow(flags);
   if (replay !== undefined && command.length > 0) throw new ConfigError('a command (after --) records its own lifetime live; it cannot be combined with --since');
   const durationMs = durationFlag(flags.duration, 'duration');
@@ -305,6 +306,17 @@ async function recordMode(flags: Flags): Promise<number> {
     );
   }
   return status;
+}
+
+/** Refuses an output file whose directory is missing or not writable, before anything is recorded. */
+function checkOutputDir(output: string): void {
+  const dir = dirname(output);
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new ConfigError(`-o ${output}: directory ${dir} does not exist`);
+  try {
+    accessSync(dir, constants.W_OK);
+  } catch {
+    throw new ConfigError(`-o ${output}: directory ${dir} is not writable`);
+  }
 }
 
 /**

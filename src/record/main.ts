@@ -56,7 +56,8 @@ export interface RunningRecord {
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) return runPolling(config, config.url, log);
-  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }) });
+  // a one-shot command: a server that does not answer is an error now, not a wait
+  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }), waitOnFirstConnect: false });
   const kv = await openDescriptorBucket(nc).catch((error: unknown) => {
     void nc.close();
     throw error;

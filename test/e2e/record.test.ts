@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { freePort } from '../../src/up/nats-server.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -79,11 +80,29 @@ test('record refuses bad input with exit 2 and writes nothing', async (t) => {
     ['--listen', ':1', '-o', out],
     ['-o', out, '--'],
     ['--since', '1m', '-o', out, '--', 'true'],
+    ['-o', join(dir, 'no-such-dir', 'x.parquet')],
   ]) {
     const r = await record(args);
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
   }
   t.false(existsSync(out));
+  t.regex((await record(['-o', join(dir, 'no-such-dir', 'x.parquet')])).stderr, /directory .*no-such-dir does not exist/);
+});
+
+test('record with a NATS URL where no server answers fails at once and says so', async (t) => {
+  const port = await freePort();
+  const began = Date.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', `nats://127.0.0.1:${port}`, '-o', join(dir, 'nobus.parquet')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  t.is(code, 1, stderr);
+  t.regex(stderr, new RegExp(`cannot connect to NATS at nats://127.0.0.1:${port}`));
+  t.true(Date.now() - began < 15_000, 'no waiting for a server');
+  t.false(existsSync(join(dir, 'nobus.parquet')));
 });
 
 test('rezolus record --since replays a past window from the stream at read speed', async (t) => {
