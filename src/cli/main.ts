@@ -19,6 +19,9 @@ import { HELP, type Mode } from './help.js';
 // src/cli and dist/cli are both two levels below the repository root.
 const CONFIG_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'config');
 
+/** Where the one-shot modes look for NATS when no URL is given. */
+const DEFAULT_NATS = 'nats://127.0.0.1:4222';
+
 const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
   config: { type: 'string' },
@@ -239,7 +242,8 @@ async function recordMode(flags: Flags): Promise<number> {
   const replay = replayWindow(flags);
   if (replay !== undefined && command.length > 0) throw new ConfigError('a command (after --) records its own lifetime live; it cannot be combined with --since');
   const durationMs = durationFlag(flags.duration, 'duration');
-  const logLevel = levelFlag(flags['log-level']) ?? 'info';
+  // on a terminal the progress line says what info logs would
+  const logLevel = levelFlag(flags['log-level']) ?? (process.stderr.isTTY ? 'warn' : 'info');
   const log = createLogger(logLevel as LevelWithSilent);
   // a signal during start-up ends the recording as soon as it runs
   let signalled: NodeJS.Signals | undefined;
@@ -252,7 +256,7 @@ async function recordMode(flags: Flags): Promise<number> {
   const started = Date.now();
   const running = await runRecord(
     {
-      natsUrl: natsFlag(flags) ?? 'nats://127.0.0.1:4222',
+      natsUrl: natsFlag(flags) ?? DEFAULT_NATS,
       hosts,
       intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
       // with a command, the duration caps the command (below)
@@ -265,10 +269,15 @@ async function recordMode(flags: Flags): Promise<number> {
   );
   let status = 0;
   let stopping: Promise<unknown> = Promise.resolve();
-  const wrapped = command.length > 0 ? await startCommand(command).catch((error: unknown) => {
-    running.stop();
-    throw new RezolusError('COMMAND', `cannot start ${command[0] ?? ''}: ${String(error)}`);
-  }) : undefined;
+  let wrapped;
+  try {
+    wrapped = command.length > 0 ? await startCommand(command) : undefined;
+  } catch (error) {
+    // as a shell says it: 127, and no recording of a command that never ran
+    await running.abort();
+    process.stderr.write(`rezolus record: cannot start ${command[0] ?? ''}: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 127;
+  }
   onSignal = (signal: NodeJS.Signals): void => {
     status = signal === 'SIGINT' ? 130 : 143;
     if (wrapped !== undefined) stopping = wrapped.terminate();
@@ -286,26 +295,38 @@ async function recordMode(flags: Flags): Promise<number> {
       running.stop();
     });
   }
+  let shown = false;
   const progress = process.stderr.isTTY && wrapped === undefined
     ? setInterval(() => {
       const p = running.progress();
-      process.stderr.write(`\r  ${((Date.now() - started) / 1000).toFixed(0)} s, ${p.frames} frames, ${p.rows} rows, ${formatBytes(p.bytes)} written `);
+      const written = p.bytes > 4 ? `, ${formatBytes(p.bytes)} written` : '';
+      process.stderr.write(`\r\x1b[K  ${((Date.now() - started) / 1000).toFixed(0)} s, ${plural(p.frames, 'frame')}, ${plural(p.rows, 'row')}${written}`);
+      shown = true;
     }, 1000)
     : undefined;
   const summary = await running.done;
   await stopping;
-  if (progress !== undefined) {
-    clearInterval(progress);
-    process.stderr.write('\n');
-  }
+  if (progress !== undefined) clearInterval(progress);
+  if (shown) process.stderr.write('\r\x1b[K');
   if (process.stderr.isTTY) {
     // a terminal gets a summary; scripts get quiet and the file
     process.stderr.write(
-      `${summary.output}: ${summary.rows} rows, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
-        `${summary.frames} frames, ${formatBytes(summary.bytes)}\n`,
+      `${summary.output}: ${plural(summary.rows, 'row')}, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
+        `${plural(summary.frames, 'frame')}, ${formatBytes(summary.bytes)}\n`,
     );
   }
+  if (summary.rows === 0 && (status === 0 || wrapped !== undefined)) {
+    // a typo in a host name should not look like a recording; a wrapped command's status stays the exit status
+    const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
+    const source = url === undefined ? `arrived from ${natsFlag(flags) ?? DEFAULT_NATS}` : `came from ${url}`;
+    process.stderr.write(`rezolus record: nothing recorded: no frames of hosts "${hosts}" ${source}${seen}\n`);
+    if (wrapped === undefined) status = 1;
+  }
   return status;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Refuses an output file whose directory is missing or not writable, before anything is recorded. */
@@ -363,6 +384,26 @@ let subcommand: string | undefined;
 /** `rezolus record URL OUTPUT` (the seeds' form) */
 let positionals: readonly string[] = [];
 
+/**
+ * `--interval -1s` as `--interval=-1s`: parseArgs takes a value that starts
+ * with a dash for another option and says "ambiguous"; joined, the value
+ * reaches our own check and its message.
+ */
+function joinNegativeValues(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i] as string;
+    const next = args[i + 1];
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : undefined;
+    const option = name !== undefined && Object.hasOwn(OPTIONS, name) ? OPTIONS[name as keyof typeof OPTIONS] : undefined;
+    if (option?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 export async function main(argv: readonly string[]): Promise<number> {
   const [mode, ...rest] = argv;
   if (mode === undefined || mode === '--help' || mode === '-h' || mode === 'help') {
@@ -387,13 +428,13 @@ export async function main(argv: readonly string[]): Promise<number> {
   let flags: Flags;
   try {
     if (dashes !== -1 && command.length === 0) throw new Error('no command after --');
-    const parsed = parseArgs({ args: [...own], options: OPTIONS, strict: true, allowPositionals: m === 'record' });
+    const parsed = parseArgs({ args: joinNegativeValues(own), options: OPTIONS, strict: true, allowPositionals: m === 'record' });
     flags = parsed.values as Flags;
     positionals = parsed.positionals;
     const bad = Object.keys(flags).filter((k) => !ALLOWED[m].includes(k));
     if (bad.length > 0) throw new Error(`option --${bad[0]} is not known to "rezolus ${m}"`);
   } catch (error) {
-    process.stderr.write(`rezolus ${m}: ${(error as Error).message}\n\n${HELP[m]}`);
+    process.stderr.write(`rezolus ${m}: ${(error as Error).message} (rezolus ${m} --help lists the options)\n`);
     return 2;
   }
   if (flags.help === true) {

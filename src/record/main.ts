@@ -10,7 +10,10 @@
  * `url`, polls an agent's snapshot endpoint instead of NATS.
  */
 import type { Logger } from 'pino';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connectBus } from '../bus/connect.js';
+import { METRICS_PREFIX, subjectHostToken } from '../bus/subjects.js';
 import { DescriptorCache } from '../bus/descriptors.js';
 import { openDescriptorBucket } from '../bus/kv.js';
 import { checkLookback, replayFrames } from '../bus/replay.js';
@@ -43,6 +46,8 @@ export interface RecordSummary {
   /** size of the file */
   readonly bytes: number;
   readonly skipped: SkipStats;
+  /** when nothing was recorded from the bus: the hosts the stream has (to point at a typo) */
+  readonly hostsInStream?: readonly string[];
 }
 
 export interface RunningRecord {
@@ -52,6 +57,8 @@ export interface RunningRecord {
   progress(): SinkProgress;
   /** ends the recording now; the file is still written */
   stop(): void;
+  /** ends the recording without a file */
+  abort(): Promise<void>;
 }
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
@@ -94,11 +101,31 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   const done = (async (): Promise<RecordSummary> => {
     await stopped;
     if (timer !== undefined) clearTimeout(timer);
-    await sub?.close();
-    await nc.drain().catch(() => nc.close());
-    return summarize(await writer.finish(), skipped);
+    try {
+      await sub?.close();
+      const written = await writer.finish();
+      const hostsInStream = written.rows === 0 ? await streamHosts(nc, replay?.stream ?? 'REZOLUS') : undefined;
+      return { ...summarize(written, skipped), hostsInStream };
+    } finally {
+      await nc.drain().catch(() => nc.close());
+    }
   })();
-  return { done, progress: () => writer.progress(), stop: () => stop() };
+  const abort = async (): Promise<void> => {
+    await writer.abort();
+    stop();
+    await done.catch(() => undefined);
+  };
+  return { done, progress: () => writer.progress(), stop: () => stop(), abort };
+}
+
+/** Up to 20 host tokens the stream holds frames of (sorted), or undefined when that cannot be read. */
+async function streamHosts(nc: NatsConnection, stream: string): Promise<string[] | undefined> {
+  try {
+    const info = await (await jetstreamManager(nc)).streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
+    return [...new Set(Object.keys(info.state.subjects ?? {}).map(subjectHostToken))].sort().slice(0, 20);
+  } catch {
+    return undefined;
+  }
 }
 
 function newWriter(config: RecordConfig, log: Logger, stop: () => void): RecordingWriter {
@@ -127,5 +154,10 @@ function runPolling(config: RecordConfig, url: string, log: Logger): RunningReco
     if (timer !== undefined) clearTimeout(timer);
     return summarize(await writer.finish(), emptySkipStats());
   })();
-  return { done, progress: () => writer.progress(), stop: () => poller.stop() };
+  const abort = async (): Promise<void> => {
+    await writer.abort();
+    poller.stop();
+    await done.catch(() => undefined);
+  };
+  return { done, progress: () => writer.progress(), stop: () => poller.stop(), abort };
 }

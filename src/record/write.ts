@@ -101,6 +101,7 @@ export class RecordingWriter {
   /** Sends what is left, writes the file; rejects if writing failed. */
   finish(): Promise<SinkSummary> {
     if (this.#error !== undefined) return Promise.reject(this.#error);
+    if (this.#over) return Promise.reject(new Error(`the recording of ${this.#output} was aborted`));
     this.#post();
     clearInterval(this.#timer);
     return new Promise((resolve, reject) => {

@@ -87,6 +87,28 @@ test('record refuses bad input with exit 2 and writes nothing', async (t) => {
   }
   t.false(existsSync(out));
   t.regex((await record(['-o', join(dir, 'no-such-dir', 'x.parquet')])).stderr, /directory .*no-such-dir does not exist/);
+  const negative = await record(['--interval', '-1s', '-o', out]);
+  t.is(negative.code, 2);
+  t.regex(negative.stderr, /--interval must be/, 'our message for a negative value, not parseArgs\' "ambiguous"');
+  const unknown = await record(['--frobnicate', '-o', out]);
+  t.is(unknown.stderr.trim().split('\n').length, 1, `a usage error is one line: ${unknown.stderr}`);
+});
+
+test('a recording that captures nothing fails and names the hosts the stream has; a command that cannot start exits 127 with no file', async (t) => {
+  const out = join(dir, 'typo.parquet');
+  const r = await record(['--host', 'fixtur', '--since', '2s', '-o', out]);
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /nothing recorded: no frames of hosts "fixtur".*the stream has hosts fixture/);
+  const live = await record(['--hosts', 'zz*', '--duration', '1s', '-o', out]);
+  t.is(live.code, 1, live.stderr);
+  t.regex(live.stderr, /nothing recorded/);
+
+  const missing = join(dir, 'nocmd.parquet');
+  const c = await record(['--host', 'fixture', '-o', missing, '--', join(dir, 'no-such-command')]);
+  t.is(c.code, 127, c.stderr);
+  t.regex(c.stderr, /cannot start .*no-such-command/);
+  t.false(existsSync(missing), 'no file for a command that never ran');
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('nocmd.parquet')), [], 'and no temporary file');
 });
 
 test('record with a NATS URL where no server answers fails at once and says so', async (t) => {
