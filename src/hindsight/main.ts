@@ -6,6 +6,7 @@
  * share the next dump), never lost. GET /status reports the window the
  * stream holds.
  */
+import { resolve } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -104,7 +105,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     );
     const s = await rec.done;
     dumps++;
-    last = { output: s.output, rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
     log.info(last, 'dump written');
     return last;
   };

@@ -21,7 +21,8 @@
  * schema are set through the writer's public fields `schema`, `row_groups`,
  * `num_rows` and `kvMetadata`, as its API has no call for them.
  */
-import { renameSync, rmSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
@@ -118,6 +119,31 @@ export function gzip(bytes: Uint8Array): Uint8Array {
 
 let serial = 0;
 
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes `<path>.tmp-<pid>-…` files whose process is gone (a recorder killed with SIGKILL leaves one). */
+function removeStaleTemporaries(path: string): void {
+  const prefix = `${basename(path)}.tmp-`;
+  let names: string[];
+  try {
+    names = readdirSync(dirname(path));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const pid = Number(name.slice(prefix.length).split('-')[0]);
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(dirname(path), name), { force: true });
+  }
+}
+
 export class ParquetStream {
   readonly #path: string;
   readonly #tmp: string;
@@ -126,8 +152,12 @@ export class ParquetStream {
   #rows = 0;
   #closed = false;
 
-  /** Opens `${path}.tmp-…` for writing; the file appears under `path` at finish(). */
+  /**
+   * Opens `${path}.tmp-<pid>-…` for writing; the file appears under `path` at
+   * finish(). Temporary files of `path` left by a killed process are removed.
+   */
   constructor(path: string, createdBy: string) {
+    removeStaleTemporaries(path);
     this.#path = path;
     this.#tmp = `${path}.tmp-${process.pid}-${threadId}-${serial++}`;
     this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy, codec: 'GZIP', compressors: { GZIP: gzip } });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { columnName, columnsOf, type ColumnSpec } from '../../src/record/columns.js';
@@ -72,7 +72,7 @@ test('DuckDB reads back every value, the column types and metadata, and the file
   file.write(group(1200, 1300, [CPU, LOAD, LAT], cells));
   t.false(existsSync(path), 'not under its name before finish');
   await file.finish(META);
-  t.deepEqual(readdirSync(dir).filter((f) => f.includes('.tmp-')), [], 'no temporary file left');
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('all.parquet.tmp-')), [], 'no temporary file left');
 
   const types = await duck.rows(`DESCRIBE SELECT * FROM read_parquet('${path}')`);
   t.deepEqual(
@@ -129,6 +129,18 @@ test('an empty recording is a valid file with no rows; abort leaves nothing', as
   t.false(existsSync(aborted));
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('aborted')), []);
   t.throws(() => file.write(group(0, 1, [LOAD], () => [1])), { message: /already finished/ });
+});
+
+test("a killed recorder's temporary file is removed by the next recording of the same file; a live one's is kept", async (t) => {
+  const path = join(dir, 'stale.parquet');
+  const dead = join(dir, 'stale.parquet.tmp-999999999-0-0');
+  const mine = join(dir, `stale.parquet.tmp-${process.pid}-9-9`);
+  writeFileSync(dead, 'partial');
+  writeFileSync(mine, 'in use');
+  await new ParquetStream(path, 'test').finish(META);
+  t.false(existsSync(dead));
+  t.true(existsSync(mine));
+  rmSync(mine);
 });
 
 test('a series column may not take the name of timestamp or host', (t) => {

@@ -33,8 +33,14 @@ test("the README's p99 query over a recording equals our percentile of the last 
     const h2 = grown(h1, [...Array.from({ length: 97 }, (_, i) => 1000 + i * 10), 3_000_000, 3_100_000, 2n ** 63n]);
     const path = join(dir, 'rec.parquet');
     const file = new ParquetStream(path, 'test');
-    file.write({ timestamps: [3n, 1n, 2n], hosts: ['a', 'a', 'a'], columns: new Map([[SPEC.name, { spec: SPEC, cells: [h2, h0, h1] }]]) });
-    await file.finish({ source: 's', version: 'v', hosts: ['a'], samplingIntervalMs: 1000, descriptions: {} });
+    // web01's rows out of order, and another host's rows around them that the query must leave out
+    const other = fromValues([1, 1, 1]);
+    file.write({
+      timestamps: [0n, 3n, 1n, 2n, 9n],
+      hosts: ['db1', 'web01', 'web01', 'web01', 'db1'],
+      columns: new Map([[SPEC.name, { spec: SPEC, cells: [other, h2, h0, h1, grown(other, [2n ** 62n, 2n ** 62n])] }]]),
+    });
+    await file.finish({ source: 's', version: 'v', hosts: ['db1', 'web01'], samplingIntervalMs: 1000, descriptions: {} });
     const duck = await Duck.open();
     const [row] = await duck.rows(sql.replaceAll("'rec.parquet'", `'${path}'`));
     const window = subtract(h2, h0);
