@@ -92,6 +92,21 @@ function natsFlag(flags: Flags): string | undefined {
   return value;
 }
 
+/**
+ * The NATS URL of a one-shot mode: --nats or REZOLUS_NATS_URL; else the
+ * private server `rezolus up` (npm start) runs from this directory
+ * (./data/nats.url), when it answers; else DEFAULT_NATS.
+ */
+async function oneShotNats(flags: Flags, log: Logger): Promise<string> {
+  const given = natsFlag(flags);
+  if (given !== undefined) return given;
+  const { privateServerUrl } = await import('../up/nats-server.js');
+  const local = await privateServerUrl();
+  if (local === undefined) return DEFAULT_NATS;
+  log.info({ url: local }, 'using the private NATS server of rezolus up (./data/nats.url)');
+  return local;
+}
+
 function levelFlag(value: string | undefined): string | undefined {
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (value !== undefined && !levels.includes(value)) throw new ConfigError(`--log-level must be one of ${levels.join(', ')}, got "${value}"`);
@@ -251,12 +266,13 @@ async function recordMode(flags: Flags): Promise<number> {
   const forward = (signal: NodeJS.Signals): void => onSignal(signal);
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
+  const natsUrl = await oneShotNats(flags, log);
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
   const started = Date.now();
   const running = await runRecord(
     {
-      natsUrl: natsFlag(flags) ?? DEFAULT_NATS,
+      natsUrl,
       hosts,
       intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
       // with a command, the duration caps the command (below)
@@ -318,7 +334,7 @@ async function recordMode(flags: Flags): Promise<number> {
   if (summary.rows === 0 && (status === 0 || wrapped !== undefined)) {
     // a typo in a host name should not look like a recording; a wrapped command's status stays the exit status
     const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
-    const source = url === undefined ? `arrived from ${natsFlag(flags) ?? DEFAULT_NATS}` : `came from ${url}`;
+    const source = url === undefined ? `arrived from ${natsUrl}` : `came from ${url}`;
     process.stderr.write(`rezolus record: nothing recorded: no frames of hosts "${hosts}" ${source}${seen}\n`);
     if (wrapped === undefined) status = 1;
   }

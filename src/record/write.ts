@@ -175,6 +175,8 @@ export class RecordingWriter {
 function startWorker(options: SinkOptions): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./recording-worker.js', import.meta.url), { workerData: options, resourceLimits: WORKER_LIMITS });
   const entry = new URL('./recording-worker.ts', import.meta.url).href;
-  const bootstrap = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
+  // resolved from here: an eval worker resolves bare names from the current directory
+  const api = import.meta.resolve('tsx/esm/api');
+  const bootstrap = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(bootstrap, { eval: true, workerData: options, resourceLimits: WORKER_LIMITS });
 }

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { RezolusError } from '../errors.js';
 
 export interface NatsServerOptions {
@@ -51,28 +51,49 @@ export async function natsAnswers(host: string, port: number, timeoutMs = 1000):
   });
 }
 
+/** The pid of a nats-server running with its store on `dataDir` (from its pid file), if any. */
+function serverOn(pidFile: string, dataDir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.startsWith('/') && cmdline.includes('nats-server') && cmdline.split('\0').includes(dataDir) ? pid : undefined;
+  } catch {
+    return undefined; // no pid file, or not running any more
+  }
+}
+
 /**
  * A server left running on this data dir by a run that was killed (kill -9
  * skips every exit handler) would share the store with the new one: stop it.
  */
 async function stopStale(pidFile: string, dataDir: string): Promise<void> {
-  let pid: number;
-  try {
-    pid = Number(readFileSync(pidFile, 'utf8').trim());
-  } catch {
-    return;
-  }
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return; // not running any more
-  }
-  if (!cmdline.startsWith('/') || !cmdline.includes('nats-server') || !cmdline.split('\0').includes(dataDir)) return;
+  const pid = serverOn(pidFile, dataDir);
+  if (pid === undefined) return;
   process.kill(pid, 'SIGTERM');
   for (let i = 0; i < 100 && existsSync(`/proc/${pid}`); i++) await new Promise((r) => setTimeout(r, 50));
   if (existsSync(`/proc/${pid}`)) process.kill(pid, 'SIGKILL');
   process.stderr.write(`rezolus: stopped nats-server pid ${pid} left running on ${dataDir} by an earlier run\n`);
+}
+
+/** The file in the data directory that holds a running private server's URL. */
+export const URL_FILE = 'nats.url';
+
+/**
+ * The URL of the private server `rezolus up` runs on `dataDir` (default
+ * ./data), when one is running and answers; undefined otherwise.
+ */
+export async function privateServerUrl(dataDir = './data'): Promise<string | undefined> {
+  const dir = resolve(dataDir);
+  // the server of that store, not whatever took its old port since
+  if (serverOn(join(dir, 'nats-server.pid'), dir) === undefined) return undefined;
+  let url: string;
+  try {
+    url = readFileSync(join(dir, URL_FILE), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+  const m = /^nats:\/\/127\.0\.0\.1:(\d+)$/.exec(url);
+  return m !== null && (await natsAnswers('127.0.0.1', Number(m[1]), 500)) ? url : undefined;
 }
 
 /** Starts `nats-server -js` on loopback with its store under dataDir and waits until it answers. */
@@ -118,6 +139,10 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     }
     await new Promise((r) => setTimeout(r, 50));
   }
+  // one-shot modes started in the same directory find the server here (privateServerUrl)
+  const urlFile = join(o.dataDir, URL_FILE);
+  writeFileSync(urlFile, `nats://127.0.0.1:${port}\n`);
+  void exited.then(() => rmSync(urlFile, { force: true }));
   return {
     url: `nats://127.0.0.1:${port}`,
     port,

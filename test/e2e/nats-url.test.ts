@@ -1,0 +1,67 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { runAgent } from '../../src/agent/main.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { freePort, privateServerUrl, startNatsServer, URL_FILE } from '../../src/up/nats-server.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+import { NATS_SERVER_BIN } from '../helpers/nats.js';
+
+test('a private server leaves its URL in the data dir while it runs; record started there finds it without --nats', async (t) => {
+  const cwd = mkdtempSync(join(tmpdir(), 'rezolus-nats-url-'));
+  const dataDir = join(cwd, 'data');
+  const server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir });
+  try {
+    t.is(await privateServerUrl(dataDir), server.url);
+    const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'found', natsUrl: server.url });
+    const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'cpu_usage', intervalMs: 100 }]));
+    const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers, http: undefined }, silentLogger());
+    try {
+      const out = join(cwd, 'found.parquet');
+      // REZOLUS_NATS_URL unset, no --nats: ./data/nats.url of the current directory (tsx by path: the cwd has no node_modules)
+      const env = { ...process.env };
+      delete env.REZOLUS_NATS_URL;
+      const child = spawn(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/cli/rezolus.ts'), 'record', '--host', 'found', '--duration', '2s', '-o', out], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+      t.is(code, 0, stderr);
+      t.regex(stderr, /using the private NATS server of rezolus up/);
+      const con = await (await DuckDBInstance.create(':memory:')).connect();
+      const [row] = (await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${out}') WHERE host = 'found'`)).getRowObjects();
+      t.true(Number(row?.n) >= 1, `${String(row?.n)} rows from the found server`);
+    } finally {
+      await agent.stop();
+    }
+  } finally {
+    await server.stop();
+  }
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(existsSync(join(dataDir, URL_FILE)), 'the URL file goes with the server');
+  t.is(await privateServerUrl(dataDir), undefined);
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+test('a URL file without its server (a killed run) is not used, even when something answers on that port', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-nats-url-stale-'));
+  const other = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'other') });
+  try {
+    const stale = join(dir, 'data');
+    mkdirSync(stale);
+    writeFileSync(join(stale, URL_FILE), `${other.url}\n`);
+    writeFileSync(join(stale, 'nats-server.pid'), `${other.pid}\n`);
+    t.is(await privateServerUrl(stale), undefined, 'the server on that port keeps its store elsewhere');
+    writeFileSync(join(stale, URL_FILE), `nats://127.0.0.1:${await freePort()}\n`);
+    t.is(await privateServerUrl(stale), undefined);
+  } finally {
+    await other.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
