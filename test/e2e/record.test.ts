@@ -34,8 +34,8 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function record(args: string[], mode: string[] = ['record']): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...mode, '--nats', server.url, '--log-level', 'warn', ...args], {
+function record(args: string[], mode: string[] = ['record'], nats = server.url): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...mode, '--nats', nats, '--log-level', 'warn', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -114,13 +114,7 @@ test('a recording that captures nothing fails and names the hosts the stream has
 test('record with a NATS URL where no server answers fails at once and says so', async (t) => {
   const port = await freePort();
   const began = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', `nats://127.0.0.1:${port}`, '-o', join(dir, 'nobus.parquet')], {
-    cwd: ROOT,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  const { code, stderr } = await record(['-o', join(dir, 'nobus.parquet')], ['record'], `nats://127.0.0.1:${port}`);
   t.is(code, 1, stderr);
   t.regex(stderr, new RegExp(`cannot connect to NATS at nats://127.0.0.1:${port}`));
   t.true(Date.now() - began < 15_000, 'no waiting for a server');
