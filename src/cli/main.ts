@@ -97,14 +97,17 @@ function natsFlag(flags: Flags): string | undefined {
  * private server `rezolus up` (npm start) runs from this directory
  * (./data/nats.url), when it answers; else DEFAULT_NATS.
  */
-async function oneShotNats(flags: Flags, log: Logger): Promise<string> {
+async function oneShotNats(flags: Flags, log: Logger): Promise<{ url: string; how: 'given' | 'private' | 'default' }> {
   const given = natsFlag(flags);
-  if (given !== undefined) return given;
+  if (given !== undefined) return { url: given, how: 'given' };
   const { privateServerUrl } = await import('../up/nats-server.js');
   const local = await privateServerUrl();
-  if (local === undefined) return DEFAULT_NATS;
+  if (local === undefined) {
+    log.info({ url: DEFAULT_NATS }, 'no NATS URL given and no ./data/nats.url here: using the default');
+    return { url: DEFAULT_NATS, how: 'default' };
+  }
   log.info({ url: local }, 'using the private NATS server of rezolus up (./data/nats.url)');
-  return local;
+  return { url: local, how: 'private' };
 }
 
 function levelFlag(value: string | undefined): string | undefined {
@@ -266,15 +269,16 @@ async function recordMode(flags: Flags): Promise<number> {
   const forward = (signal: NodeJS.Signals): void => onSignal(signal);
   process.once('SIGINT', forward);
   process.once('SIGTERM', forward);
-  const natsUrl = await oneShotNats(flags, log);
+  const intervalMs = durationFlag(flags.interval, 'interval') ?? 1000;
+  const nats = await oneShotNats(flags, log);
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
   const started = Date.now();
   const running = await runRecord(
     {
-      natsUrl,
+      natsUrl: nats.url,
       hosts,
-      intervalMs: durationFlag(flags.interval, 'interval') ?? 1000,
+      intervalMs,
       // with a command, the duration caps the command (below)
       durationMs: command.length > 0 ? undefined : durationMs,
       output,
@@ -324,19 +328,20 @@ async function recordMode(flags: Flags): Promise<number> {
   await stopping;
   if (progress !== undefined) clearInterval(progress);
   if (shown) process.stderr.write('\r\x1b[K');
-  if (process.stderr.isTTY) {
+  if (process.stderr.isTTY && summary.written) {
     // a terminal gets a summary; scripts get quiet and the file
     process.stderr.write(
       `${summary.output}: ${plural(summary.rows, 'row')}, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
         `${plural(summary.frames, 'frame')}, ${formatBytes(summary.bytes)}\n`,
     );
   }
-  if (summary.rows === 0 && (status === 0 || wrapped !== undefined)) {
-    // a typo in a host name should not look like a recording; a wrapped command's status stays the exit status
+  if (!summary.written) {
+    // a typo in a host name should not look like a recording, nor replace one; a signal's or a command's status stays
     const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
-    const source = url === undefined ? `arrived from ${natsUrl}` : `came from ${url}`;
-    process.stderr.write(`rezolus record: nothing recorded: no frames of hosts "${hosts}" ${source}${seen}\n`);
-    if (wrapped === undefined) status = 1;
+    const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
+    const source = url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${url}`;
+    process.stderr.write(`rezolus record: nothing recorded, ${output} not written: no frames of hosts "${hosts}" ${source}${seen}\n`);
+    if (status === 0 && wrapped === undefined) status = 1;
   }
   return status;
 }

@@ -25,6 +25,8 @@ export interface DumpResult {
   /** frames read from the stream, and the file's size */
   readonly frames: number;
   readonly bytes: number;
+  /** false when the window held nothing of the hosts: no file was written */
+  readonly written: boolean;
   readonly trigger: string;
   readonly startedAt: string;
   readonly ms: number;
@@ -105,7 +107,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     );
     const s = await rec.done;
     dumps++;
-    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
     log.info(last, 'dump written');
     return last;
   };
@@ -147,7 +149,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
   });
   app.get('/status', async (_req, reply) => {
     const window = await windowStatus(nc, config.stream).catch((e: unknown) => ({ error: String(e) }));
-    return reply.send({ window, dumping: running !== undefined, queued: queued !== undefined, dumps, last, output: config.output, duration_s: config.durationMs / 1000 });
+    return reply.send({ window, dumping: running !== undefined, queued: queued !== undefined, dumps, last, output: resolve(config.output), duration_s: config.durationMs / 1000 });
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });

@@ -45,6 +45,8 @@ export interface RecordSummary {
   readonly frames: number;
   /** size of the file */
   readonly bytes: number;
+  /** false when nothing was recorded: no file was written (an existing one is untouched) */
+  readonly written: boolean;
   readonly skipped: SkipStats;
   /** when nothing was recorded from the bus: the hosts the stream has (to point at a typo) */
   readonly hostsInStream?: readonly string[];
@@ -107,7 +109,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
       const hostsInStream = written.rows === 0 ? await streamHosts(nc, replay?.stream ?? 'REZOLUS') : undefined;
       return { ...summarize(written, skipped), hostsInStream };
     } finally {
-      await nc.drain().catch(() => nc.close());
+      await closeBus(nc);
     }
   })();
   const abort = async (): Promise<void> => {
@@ -116,6 +118,13 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     await done.catch(() => undefined);
   };
   return { done, progress: () => writer.progress(), stop: () => stop(), abort };
+}
+
+/** Drains the connection, or closes it when draining takes over 2 s (a server gone away). */
+async function closeBus(nc: NatsConnection): Promise<void> {
+  const timeout = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2000).unref());
+  const drained = nc.drain().then(() => 'drained' as const, () => 'failed' as const);
+  if ((await Promise.race([drained, timeout])) !== 'drained') await nc.close().catch(() => undefined);
 }
 
 /** Up to 20 host tokens the stream holds frames of (sorted), or undefined when that cannot be read. */
@@ -138,7 +147,7 @@ function newWriter(config: RecordConfig, log: Logger, stop: () => void): Recordi
 }
 
 function summarize(s: Awaited<ReturnType<RecordingWriter['finish']>>, skipped: SkipStats): RecordSummary {
-  return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, skipped };
+  return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped };
 }
 
 /** The seeds' form: poll an agent's snapshot URL at the interval. */

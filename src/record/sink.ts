@@ -37,6 +37,8 @@ export interface SinkProgress {
 
 export interface SinkSummary extends SinkProgress {
   readonly output: string;
+  /** false when there was no row to write: no file is made, and one already there is left as it was */
+  readonly written: boolean;
   readonly columns: number;
   readonly hosts: readonly string[];
 }
@@ -71,10 +73,18 @@ export class RecordingSink {
     return { frames: this.#frames, rows: this.#rowCount, bytes: this.#file.bytes };
   }
 
-  /** Writes the rows held back and the footer; the file appears under its name. */
+  /**
+   * Writes the rows held back and the footer; the file appears under its
+   * name. With no row at all, nothing appears: an empty recording never
+   * replaces a file.
+   */
   async finish(): Promise<SinkSummary> {
     for (const row of this.#rows.flush()) this.#addRow(row);
     this.#file.write(this.#group.take());
+    if (this.#rowCount === 0) {
+      this.#file.abort();
+      return { ...this.progress(), bytes: 0, output: this.#options.output, columns: 0, hosts: [], written: false };
+    }
     const hosts = [...this.#hosts].sort();
     await this.#file.finish({
       source: 'rezolus-nats',
@@ -83,7 +93,7 @@ export class RecordingSink {
       samplingIntervalMs: this.#options.intervalMs,
       descriptions: this.#describedColumns(),
     });
-    return { ...this.progress(), output: this.#options.output, columns: this.#file.columns, hosts };
+    return { ...this.progress(), output: this.#options.output, columns: this.#file.columns, hosts, written: true };
   }
 
   /** metric name -> description, for the metrics the file has columns of */

@@ -3,7 +3,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -94,11 +94,13 @@ test('record refuses bad input with exit 2 and writes nothing', async (t) => {
   t.is(unknown.stderr.trim().split('\n').length, 1, `a usage error is one line: ${unknown.stderr}`);
 });
 
-test('a recording that captures nothing fails and names the hosts the stream has; a command that cannot start exits 127 with no file', async (t) => {
+test('a recording that captures nothing fails, names the hosts the stream has and leaves an existing file alone; a command that cannot start exits 127 with no file', async (t) => {
   const out = join(dir, 'typo.parquet');
+  writeFileSync(out, 'an earlier recording');
   const r = await record(['--host', 'fixtur', '--since', '2s', '-o', out]);
   t.is(r.code, 1, r.stderr);
-  t.regex(r.stderr, /nothing recorded: no frames of hosts "fixtur".*the stream has hosts fixture/);
+  t.regex(r.stderr, /nothing recorded, .*typo\.parquet not written: no frames of hosts "fixtur".*the stream has hosts fixture/);
+  t.is(readFileSync(out, 'utf8'), 'an earlier recording', 'an empty recording replaces nothing');
   const live = await record(['--hosts', 'zz*', '--duration', '1s', '-o', out]);
   t.is(live.code, 1, live.stderr);
   t.regex(live.stderr, /nothing recorded/);
@@ -167,7 +169,9 @@ test('record -- cmd: the recording spans the command, which runs in its own grou
 
   const killed = await record(['--host', 'fixture', '-o', join(dir, 'killed.parquet'), '--', 'sh', '-c', 'kill -TERM $$']);
   t.is(killed.code, 143, 'killed by SIGTERM: 128 + 15');
-  t.true(existsSync(join(dir, 'killed.parquet')));
+  // it died before a frame arrived: nothing recorded, no file, and the command's status stays ours
+  t.regex(killed.stderr, /nothing recorded, .*killed\.parquet not written/);
+  t.false(existsSync(join(dir, 'killed.parquet')));
 });
 
 test('record --duration caps a command: its whole group gets SIGTERM, then SIGKILL, and the exit is 124', async (t) => {

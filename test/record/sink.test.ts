@@ -1,5 +1,5 @@
 import test from 'ava';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rowGroupTarget, RecordingSink } from '../../src/record/sink.js';
@@ -91,4 +91,13 @@ test('the worker writes the file from frames; a write that fails is reported, an
   await a.abort();
   t.false(existsSync(gone));
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('aborted.parquet')), []);
+});
+
+test('a recording without a single row writes no file and leaves one already there alone', async (t) => {
+  const path = join(dir, 'nothing.parquet');
+  writeFileSync(path, 'earlier');
+  const s = await sinkOf(path).finish();
+  t.like(s, { rows: 0, written: false, bytes: 0 });
+  t.is(readFileSync(path, 'utf8'), 'earlier');
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('nothing.parquet.tmp-')), []);
 });
