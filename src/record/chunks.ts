@@ -59,18 +59,6 @@ class Bytes {
     this.n = n;
   }
 
-  /** `v` (a safe unsigned integer) as 8 bytes, little-endian. */
-  u64(v: number): void {
-    this.#room(8);
-    const lo = v >>> 0;
-    const hi = Math.floor(v / 0x1_0000_0000);
-    const buf = this.buf;
-    let n = this.n;
-    for (let i = 0; i < 4; i++) buf[n++] = (lo >>> (8 * i)) & 0xff;
-    for (let i = 0; i < 4; i++) buf[n++] = (hi >>> (8 * i)) & 0xff;
-    this.n = n;
-  }
-
   bytes(): Uint8Array {
     return this.buf.subarray(0, this.n);
   }
@@ -104,6 +92,12 @@ class Runs {
     this.#out.run(this.#count, this.#value, this.#width);
     this.#count = 0;
   }
+}
+
+/** Sets `v`, a safe unsigned integer, as a little-endian u64 at `at` without making a BigInt. */
+function setU64(view: DataView, at: number, v: number): void {
+  view.setUint32(at, v >>> 0, true);
+  view.setUint32(at + 4, Math.floor(v / 0x1_0000_0000), true);
 }
 
 /** Throws unless `h` is a well-formed sparse histogram of `n` buckets with safe unsigned counts. */
@@ -140,8 +134,7 @@ export function writeScalarChunk(writer: Writer, name: string, kind: 'counter' |
     else if (typeof c === 'bigint') view.setBigUint64(at, c, true);
     else {
       if (!(Number.isSafeInteger(c) && c >= 0)) throw new RangeError(`counter ${name}: ${c} is not a safe unsigned integer`);
-      view.setUint32(at, c >>> 0, true);
-      view.setUint32(at + 4, Math.floor(c / 0x1_0000_0000), true);
+      setU64(view, at, c);
     }
     at += 8;
   }
@@ -230,14 +223,19 @@ export function writeHistogramChunk(writer: Writer, name: string, cells: readonl
   }
   indices.flush();
 
-  const dict = new Bytes();
-  for (const v of dictionary.keys()) dict.u64(v);
+  const dict = new Uint8Array(8 * dictionary.size);
+  const dictView = new DataView(dict.buffer);
+  let at = 0;
+  for (const v of dictionary.keys()) {
+    setU64(dictView, at, v);
+    at += 8;
+  }
 
   const start = writer.offset;
-  const dictGz = gzip(dict.bytes());
+  const dictGz = gzip(dict);
   writePageHeader(writer, {
     type: 'DICTIONARY_PAGE',
-    uncompressed_page_size: dict.n,
+    uncompressed_page_size: dict.length,
     compressed_page_size: dictGz.length,
     dictionary_page_header: { num_values: dictionary.size, encoding: 'PLAIN' },
   });
@@ -262,7 +260,7 @@ export function writeHistogramChunk(writer: Writer, name: string, cells: readonl
   writer.appendBytes(levels.bytes());
   writer.appendBytes(valuesGz);
   const size = BigInt(writer.offset - start);
-  const raw = BigInt(writer.offset - start - dictGz.length - valuesGz.length + dict.n + values.n);
+  const raw = BigInt(writer.offset - start - dictGz.length - valuesGz.length + dict.length + values.n);
   return {
     meta_data: {
       type: 'INT64',

@@ -59,6 +59,11 @@ export class GroupBuilder {
     if (!this.#descriptors.has(hash)) this.#descriptors.set(hash, d);
   }
 
+  /** A descriptor made known, by hash. */
+  descriptor(hash: string): Descriptor | undefined {
+    return this.#descriptors.get(hash);
+  }
+
   /** Rows in the group under construction. */
   get size(): number {
     return this.#timestamps.length;
@@ -80,9 +85,10 @@ export class GroupBuilder {
         if (spec === undefined) continue;
         let col = this.#columns.get(spec.name);
         if (col === undefined) {
-          col = { spec, cells: new Array<Cell>(r).fill(null) };
+          col = { spec, cells: [] };
           this.#columns.set(spec.name, col);
         }
+        // rows before this one that had no value for the column
         while (col.cells.length < r) col.cells.push(null);
         col.cells[r] = toCell(spec, f.values[i]);
       }

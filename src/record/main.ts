@@ -105,9 +105,9 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     if (timer !== undefined) clearTimeout(timer);
     try {
       await sub?.close();
-      const written = await writer.finish();
-      const hostsInStream = written.rows === 0 ? await streamHosts(nc, replay?.stream ?? 'REZOLUS') : undefined;
-      return { ...summarize(written, skipped), hostsInStream };
+      const s = await writer.finish();
+      const hostsInStream = s.written ? undefined : await streamHosts(nc, replay?.stream ?? 'REZOLUS');
+      return { ...summarize(s, skipped), hostsInStream };
     } finally {
       await closeBus(nc);
     }

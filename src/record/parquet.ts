@@ -149,7 +149,6 @@ export class ParquetStream {
   readonly #tmp: string;
   readonly #writer: ParquetWriter;
   readonly #columns = new Map<string, ColumnSpec>();
-  #rows = 0;
   #closed = false;
 
   /**
@@ -161,10 +160,6 @@ export class ParquetStream {
     this.#path = path;
     this.#tmp = `${path}.tmp-${process.pid}-${threadId}-${serial++}`;
     this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy, codec: 'GZIP', compressors: { GZIP: gzip } });
-  }
-
-  get rows(): number {
-    return this.#rows;
   }
 
   get columns(): number {
@@ -203,7 +198,6 @@ export class ParquetStream {
       total_compressed_size: chunks.reduce((sum, c) => sum + (c.meta_data?.total_compressed_size ?? 0n), 0n),
     });
     w.num_rows += BigInt(n);
-    this.#rows += n;
   }
 
   /** Completes every row group's columns, writes the footer and renames the file into place. */

@@ -7,14 +7,12 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { decodeFrame, resolveFrame } from '../frame/codec.js';
-import type { Descriptor } from '../frame/types.js';
 import { RecordingSink, type SinkOptions } from './sink.js';
 import type { FromWorker, ToWorker } from './write.js';
 
 const port = parentPort;
 if (port === null) throw new Error('recording-worker.ts runs only as a worker thread');
 let sink: RecordingSink | undefined;
-const descriptors = new Map<string, Descriptor>();
 
 /** Each frame of a packed batch, decoded and resolved. */
 function addPacked(s: RecordingSink, packed: ArrayBuffer): void {
@@ -24,7 +22,7 @@ function addPacked(s: RecordingSink, packed: ArrayBuffer): void {
     const n = view.getUint32(at, true);
     const raw = decodeFrame(bytes.subarray(at + 4, at + 4 + n));
     at += 4 + n;
-    const d = descriptors.get(raw.descriptor);
+    const d = s.descriptor(raw.descriptor);
     if (d === undefined) throw new Error(`descriptor ${raw.descriptor} was not sent before its frames`);
     s.add(resolveFrame(raw, d));
   }
@@ -52,10 +50,7 @@ port.on('message', (m: ToWorker) => {
   if (s === undefined) return;
   try {
     if (m.t === 'frames') {
-      for (const [hash, d] of m.descriptors) {
-        descriptors.set(hash, d);
-        s.describe(hash, d);
-      }
+      for (const [hash, d] of m.descriptors) s.describe(hash, d);
       addPacked(s, m.packed);
       post({ t: 'ack', progress: s.progress() });
     } else if (m.t === 'finish') {

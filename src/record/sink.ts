@@ -64,6 +64,11 @@ export class RecordingSink {
     for (const [name, m] of Object.entries(d.metrics)) if (!this.#descriptions.has(name)) this.#descriptions.set(name, m.description);
   }
 
+  /** A descriptor given to describe(), by hash. */
+  descriptor(hash: string): Descriptor | undefined {
+    return this.#group.descriptor(hash);
+  }
+
   add(frame: RecordedFrame): void {
     this.#frames++;
     for (const row of this.#rows.add(frame)) this.#addRow(row);

@@ -12,9 +12,8 @@
  * subscription cannot wait and does not.
  */
 import { Worker } from 'node:worker_threads';
-import type { Frame } from '../frame/types.js';
+import type { Descriptor, Frame } from '../frame/types.js';
 import type { SinkOptions, SinkProgress, SinkSummary } from './sink.js';
-import type { Descriptor } from '../frame/types.js';
 
 /** Messages to the worker. */
 export type ToWorker =
