@@ -1,10 +1,12 @@
 // npm start: set up what is missing, build, and run `rezolus up` with any extra arguments.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { buildNative } from './build-native.mjs';
 import { ROOT, build, ensureDebian, ensureNpm } from './setup.mjs';
 
 ensureNpm();
 ensureDebian([['/usr/sbin/nats-server', 'nats-server']]);
+buildNative();
 build();
 const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'rezolus.js'), 'up', ...process.argv.slice(2)], {
   stdio: 'inherit',

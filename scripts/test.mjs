@@ -2,6 +2,7 @@
 // one "N passed, N failed" line (the summary CI reads).
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { buildNative } from './build-native.mjs';
 import { ROOT, ensureDebian, ensureNpm } from './setup.mjs';
 
 ensureNpm();
@@ -10,6 +11,7 @@ const missing = ensureDebian([
   ['/usr/bin/promtool', 'prometheus'],
 ]);
 if (missing.length > 0) process.stderr.write(`[test] tests that need ${missing.join(', ')} will fail\n`);
+buildNative();
 
 const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'tsconfig.json'], {
   cwd: ROOT,

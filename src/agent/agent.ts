@@ -15,10 +15,22 @@ export interface FrameSink {
   stats: PublishStats;
 }
 
+/**
+ * active: running whole. degraded: running without some of its parts (the
+ * reason names them). disabled: off in the config. unsupported: cannot work
+ * on this host (the reason says why). failed: init or the last refresh threw.
+ */
 export type SamplerState =
   | { readonly state: 'active' }
+  | { readonly state: 'degraded'; readonly reason: string }
   | { readonly state: 'disabled'; readonly reason: string }
+  | { readonly state: 'unsupported'; readonly reason: string }
   | { readonly state: 'failed'; readonly error: string };
+
+/** The state of a sampler that works: active, or degraded with its reason. */
+function working(sampler: Sampler): SamplerState {
+  return sampler.degraded === undefined ? { state: 'active' } : { state: 'degraded', reason: sampler.degraded };
+}
 
 export interface SamplerStatus extends SamplerStats {
   readonly status: SamplerState;
@@ -31,7 +43,13 @@ export interface SamplerStatus extends SamplerStats {
 export interface AgentOptions {
   readonly host: string;
   readonly instance: number;
-  readonly samplers: readonly { readonly definition: SamplerDefinition; readonly enabled: boolean; readonly intervalMs: number }[];
+  readonly samplers: readonly {
+    readonly definition: SamplerDefinition;
+    readonly enabled: boolean;
+    readonly intervalMs: number;
+    /** why a disabled sampler is off, when not its own config */
+    readonly reason?: string;
+  }[];
   readonly context: Omit<SamplerContext, 'agent' | 'log'>;
   readonly sink: FrameSink;
   readonly descriptorTtlMs: number;
@@ -78,7 +96,7 @@ export class Agent implements AgentIntrospection {
       definition: s.definition,
       intervalMs: s.intervalMs,
       sampler: undefined,
-      status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: 'disabled in config' },
+      status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: s.reason ?? 'disabled in config' },
       busy: undefined,
       seq: 0,
       lastPoints: [],
@@ -105,10 +123,10 @@ export class Agent implements AgentIntrospection {
       const log = this.o.log.child({ sampler: r.definition.name });
       try {
         r.sampler = await r.definition.init({ ...ctx, log });
-        r.status = { state: 'active' };
+        r.status = working(r.sampler);
       } catch (error) {
         if (error instanceof SamplerUnsupportedError) {
-          r.status = { state: 'disabled', reason: error.message };
+          r.status = { state: 'unsupported', reason: error.message };
           log.info({ reason: error.message }, 'sampler not supported here');
         } else {
           r.status = { state: 'failed', error: String(error) };
@@ -116,7 +134,7 @@ export class Agent implements AgentIntrospection {
         }
       }
     }
-    const counts = { active: 0, disabled: 0, failed: 0 };
+    const counts = { active: 0, degraded: 0, disabled: 0, unsupported: 0, failed: 0 };
     for (const r of this.runtimes) counts[r.status.state]++;
     this.o.log.info(counts, 'samplers started');
     for (const interval of new Set(this.runtimes.filter((r) => r.sampler).map((r) => r.intervalMs))) {
@@ -149,7 +167,7 @@ export class Agent implements AgentIntrospection {
   }
 
   samplerStats(): readonly SamplerStats[] {
-    return this.status().filter((s) => s.status.state !== 'disabled');
+    return this.status().filter((s) => s.status.state !== 'disabled' && s.status.state !== 'unsupported');
   }
 
   publishStats(): PublishStats {
@@ -229,7 +247,7 @@ export class Agent implements AgentIntrospection {
       this.o.log.warn({ sampler: r.definition.name, error: String(error) }, 'reading could not be encoded; dropped');
       return;
     }
-    if (r.status.state !== 'active') this.setStatus(r, { state: 'active' });
+    if (r.status.state === 'failed') this.setStatus(r, working(sampler));
     r.refreshNs += process.hrtime.bigint() - t0;
     r.refreshes++;
   }

@@ -75,8 +75,12 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   const agent: Agent = new Agent({
     host: config.host,
     instance,
-    samplers: SAMPLERS.map((definition) => ({ definition, ...(config.samplers[definition.name] ?? { enabled: false, intervalMs: 1000 }) })),
-    context: { procRoot: config.procfs, sysRoot: config.sysfs },
+    samplers: SAMPLERS.map((definition) => {
+      const own = config.samplers[definition.name] ?? { enabled: false, intervalMs: 1000 };
+      const off = definition.kernel === true && !config.kernel.enabled;
+      return { definition, ...own, enabled: own.enabled && !off, ...(off && own.enabled ? { reason: 'kernel samplers are off ([kernel] enabled = false)' } : {}) };
+    }),
+    context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats },
     sink: snapshots,
     descriptorTtlMs: config.descriptorTtlMs,
     log: log.child({ component: 'agent' }),

@@ -44,6 +44,13 @@ export const AGENT_SPEC: FileSpec = {
       max_bytes: { type: 'size', default: '64MiB', doc: 'When full, the oldest unacked frames are dropped and counted (rezolus_publish_dropped).' },
     },
   },
+  kernel: {
+    doc: 'Samplers that read the live kernel through BPF programs and perf events (they need root; BPF needs BTF).',
+    keys: {
+      enabled: { type: 'boolean', default: true, doc: 'Run them (each still obeys its own [samplers.<name>] table). false reports them disabled: for an agent whose procfs root is a fixture.' },
+      bpf_stats: { type: 'boolean', default: false, doc: 'Have the kernel count run count and run time of every BPF program while the agent runs (BPF_ENABLE_STATS, released on exit; costs tens of ns per program run), so bpf_self publishes them. Off, bpf_self publishes zeros unless sysctl kernel.bpf_stats_enabled=1.' },
+    },
+  },
   http: {
     doc: 'The latest snapshot over HTTP: GET /metrics/binary (msgpack) and /metrics/json, for `rezolus record URL`.',
     keys: {
@@ -84,6 +91,7 @@ export interface AgentConfig {
   };
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
+  readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
   /** where to serve the snapshot; undefined = not served */
   readonly http: { readonly host: string; readonly port: number } | undefined;
 }
@@ -127,6 +135,7 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     },
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
+    kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },
     http: (s('http', 'enabled') as boolean) ? (s('http', 'listen') as { host: string; port: number }) : undefined,
   };
 }

@@ -8,6 +8,7 @@ import { networkInterfacesSampler } from './network/interfaces/sampler.js';
 import { networkProtocolsSampler } from './network/protocols/sampler.js';
 import { rezolusSelfSampler } from './rezolus/self/sampler.js';
 import { schedulerProcsSampler } from './scheduler/procs/sampler.js';
+import { schedulerRunqueueSampler } from './scheduler/runqueue/sampler.js';
 
 /** Every sampler, sorted by name: the one list the agent, the config and the docs read. */
 export const SAMPLERS: readonly SamplerDefinition[] = [
@@ -20,6 +21,7 @@ export const SAMPLERS: readonly SamplerDefinition[] = [
   networkProtocolsSampler,
   rezolusSelfSampler,
   schedulerProcsSampler,
+  schedulerRunqueueSampler,
 ];
 
 export const SAMPLER_NAMES: readonly string[] = SAMPLERS.map((s) => s.name);

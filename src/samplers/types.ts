@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { MetricDecl } from '../metrics/metric.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
+import type { BpfLayout } from './kernel/layout.js';
 
 /** Label values, keyed by the label keys of the metric declaration. */
 export type Labels = Readonly<Record<string, string>>;
@@ -38,6 +39,13 @@ export interface SamplerContext {
   readonly log: Logger;
   /** the agent's own figures, for the rezolus_self sampler */
   readonly agent?: AgentIntrospection;
+  /**
+   * BPF program name → the tracepoint to attach it to instead of its own.
+   * Tests name a tracepoint that does not exist to force a program's failure.
+   */
+  readonly bpfEvents?: Readonly<Record<string, string>>;
+  /** keep BPF run-time statistics on while the agent runs ([kernel] bpf_stats) */
+  readonly bpfStats?: boolean;
 }
 
 /** Per-sampler bookkeeping the agent keeps about itself. */
@@ -68,8 +76,8 @@ export interface AgentIntrospection {
 
 /**
  * Thrown by `init` when the sampler cannot work on this host (missing file,
- * unsupported kernel feature). The agent reports the sampler as disabled with
- * this reason and goes on without it.
+ * unsupported kernel feature, no root for BPF). The agent reports the sampler
+ * as unsupported with this reason and goes on without it.
  */
 export class SamplerUnsupportedError extends Error {
   override readonly name = 'SamplerUnsupportedError';
@@ -84,6 +92,11 @@ export interface Sampler {
   readonly name: string;
   /** every metric this sampler may emit */
   readonly metrics: readonly MetricDecl[];
+  /**
+   * Set when the sampler runs with less than it should (a BPF program that
+   * did not load or attach): the reason, reported as its `degraded` status.
+   */
+  readonly degraded?: string;
   /** one read of the source; throws only when nothing could be read */
   refresh(): Promise<Reading>;
   /** releases what `init` acquired */
@@ -94,6 +107,10 @@ export interface Sampler {
 export interface SamplerDefinition {
   readonly name: string;
   readonly description: string;
+  /** reads the live kernel through BPF or perf events, not procfs/sysfs ([kernel] in agent.toml) */
+  readonly kernel?: boolean;
+  /** the BPF objects it loads, as declared in TS; a test checks them against the compiled C */
+  readonly layouts?: readonly BpfLayout[];
   readonly metrics: readonly MetricDecl[];
   init(ctx: SamplerContext): Promise<Sampler>;
 }

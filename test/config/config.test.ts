@@ -33,6 +33,7 @@ const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ALL_SAMPLERS = [
   'blockio_diskstats', 'cpu_cores', 'cpu_usage', 'memory_meminfo', 'memory_vmstat',
   'network_interfaces', 'network_protocols', 'rezolus_self', 'scheduler_procs',
+  'scheduler_runqueue',
 ];
 
 // ---------------------------------------------------------------- agent
@@ -61,6 +62,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     },
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
+    kernel: { enabled: true, bpfStats: false },
     http: { host: '0.0.0.0', port: 4241 },
   };
   t.deepEqual(c, expected);

@@ -1,0 +1,19 @@
+/* Task helpers: reads that CO-RE relocates for this kernel. */
+#ifndef REZOLUS_TASK_H
+#define REZOLUS_TASK_H
+
+#define TASK_RUNNING 0
+
+/* The task state as the scheduler saw it (`__state` since 5.14, `state` before). */
+struct task_struct___pre514 {
+  long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *t)
+{
+  if (bpf_core_field_exists(t->__state)) return BPF_CORE_READ(t, __state);
+  struct task_struct___pre514 *old = (void *)t;
+  return (unsigned int)BPF_CORE_READ(old, state);
+}
+
+#endif

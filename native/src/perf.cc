@@ -1,0 +1,72 @@
+#include "perf.h"
+
+#include <cerrno>
+#include <cstring>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "errors.h"
+
+namespace rezolus {
+
+Napi::Value PerfOpen(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 3) {
+    Napi::TypeError::New(env, "perfOpen(type, config, cpu, pid = -1)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  uint32_t type = info[0].ToNumber().Uint32Value();
+  uint64_t config = info[1].IsBigInt() ? info[1].As<Napi::BigInt>().Uint64Value(nullptr)
+                                        : static_cast<uint64_t>(info[1].ToNumber().Int64Value());
+  int cpu = info[2].ToNumber().Int32Value();
+  int pid = info.Length() > 3 ? info[3].ToNumber().Int32Value() : -1;
+  struct perf_event_attr attr;
+  memset(&attr, 0, sizeof(attr));
+  attr.size = sizeof(attr);
+  attr.type = type;
+  attr.config = config;
+  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+  long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  if (fd < 0) {
+    ErrnoError(env, "perf_event_open type " + std::to_string(type) + " config " + std::to_string(config) + " cpu " +
+                        std::to_string(cpu), errno).ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  return Napi::Number::New(env, static_cast<double>(fd));
+}
+
+Napi::Value PerfRead(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray()) {
+    Napi::TypeError::New(env, "perfRead(fds: Int32Array, out: BigUint64Array)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto fds = info[0].As<Napi::TypedArrayOf<int32_t>>();
+  auto out = info[1].As<Napi::TypedArrayOf<uint64_t>>();
+  if (out.ElementLength() < fds.ElementLength() * 3) {
+    Napi::RangeError::New(env, "perfRead: out needs 3 slots per fd").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  uint32_t failed = 0;
+  for (size_t i = 0; i < fds.ElementLength(); i++) {
+    uint64_t buf[3] = {0, 0, 0};
+    ssize_t n = read(fds[i], buf, sizeof(buf));
+    if (n != static_cast<ssize_t>(sizeof(buf))) {
+      failed++;
+      buf[0] = buf[1] = buf[2] = 0;
+    }
+    out[3 * i] = buf[0];
+    out[3 * i + 1] = buf[1];
+    out[3 * i + 2] = buf[2];
+  }
+  return Napi::Number::New(env, failed);
+}
+
+Napi::Value CloseFd(const Napi::CallbackInfo& info) {
+  int fd = info[0].ToNumber().Int32Value();
+  if (fd >= 0) close(fd);
+  return info.Env().Undefined();
+}
+
+}  // namespace rezolus

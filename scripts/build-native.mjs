@@ -1,0 +1,129 @@
+// Builds the kernel side of the agent: vmlinux.h from this kernel's BTF, the
+// CO-RE BPF objects (bpf/**/*.bpf.c -> build/bpf/**/*.bpf.o) and the native
+// addon (native/ -> native/build/Release/rezolus_native.node). Installs the
+// Debian toolchain when missing and running as root. Incremental: a step runs
+// only when its output is older than its inputs. Never throws: what cannot be
+// built is said in one line, and the BPF samplers then report why they are
+// unsupported while everything else runs.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { ROOT, ensureDebian } from './setup.mjs';
+
+const BTF = '/sys/kernel/btf/vmlinux';
+const OUT = join(ROOT, 'build', 'bpf');
+const TOOLCHAIN = [
+  ['/usr/bin/clang', 'clang'],
+  ['/usr/bin/llvm-strip', 'llvm'],
+  ['/usr/include/bpf/libbpf.h', 'libbpf-dev'],
+  ['/usr/include/libelf.h', 'libelf-dev'],
+  ['/usr/include/zlib.h', 'zlib1g-dev'],
+  ['/usr/sbin/bpftool', 'bpftool'],
+];
+
+function say(line) {
+  process.stderr.write(`[build-native] ${line}\n`);
+}
+
+function mtime(path) {
+  try {
+    return statSync(path).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function walk(dir, suffix, out = []) {
+  if (!existsSync(dir)) return out;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) walk(p, suffix, out);
+    else if (e.name.endsWith(suffix)) out.push(p);
+  }
+  return out;
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
+  return { ok: r.status === 0 && !r.error, out: r.stdout ?? '', err: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
+}
+
+/** vmlinux.h from the running kernel's BTF; false when the kernel has none. */
+function vmlinuxHeader() {
+  const header = join(OUT, 'vmlinux.h');
+  if (existsSync(header) && mtime(header) >= mtime(BTF)) return true;
+  if (!existsSync(BTF)) {
+    say(`${BTF} is missing (kernel built without CONFIG_DEBUG_INFO_BTF): BPF samplers will be unsupported`);
+    return false;
+  }
+  mkdirSync(OUT, { recursive: true });
+  const r = run('bpftool', ['btf', 'dump', 'file', BTF, 'format', 'c']);
+  if (!r.ok) {
+    say(`bpftool btf dump failed: ${r.err.trim()}`);
+    return false;
+  }
+  writeFileSync(`${header}.tmp`, r.out);
+  renameSync(`${header}.tmp`, header);
+  return true;
+}
+
+/** Compiles every bpf/**\/*.bpf.c that changed; returns the number that failed. */
+function bpfObjects() {
+  const sources = walk(join(ROOT, 'bpf'), '.bpf.c');
+  const headers = [join(OUT, 'vmlinux.h'), ...walk(join(ROOT, 'bpf', 'include'), '.h')];
+  const newestHeader = Math.max(...headers.map(mtime));
+  let failed = 0;
+  for (const src of sources) {
+    const rel = relative(join(ROOT, 'bpf'), src).replace(/\.c$/, '.o');
+    const obj = join(OUT, rel);
+    if (mtime(obj) >= Math.max(mtime(src), newestHeader)) continue;
+    mkdirSync(dirname(obj), { recursive: true });
+    const tmp = `${obj}.full`;
+    const cc = run('clang', [
+      '-g', '-O2', '-target', 'bpf', '-D__TARGET_ARCH_x86', '-Wall', '-Werror',
+      '-I', OUT, '-I', join(ROOT, 'bpf', 'include'), '-c', src, '-o', tmp,
+    ]);
+    // `bpftool gen object` drops the DWARF (600 KB -> 30 KB) and keeps the BTF CO-RE needs.
+    const strip = cc.ok ? run('bpftool', ['gen', 'object', obj, tmp]) : cc;
+    if (!strip.ok) {
+      failed++;
+      say(`cannot build ${relative(ROOT, src)}:\n${strip.err.trim()}`);
+    }
+  }
+  return failed;
+}
+
+/** The addon, with the node-gyp npm ships (headers from /usr: nothing is downloaded). */
+function addon() {
+  const target = join(ROOT, 'native', 'build', 'Release', 'rezolus_native.node');
+  const inputs = [join(ROOT, 'native', 'binding.gyp'), ...walk(join(ROOT, 'native', 'src'), '')];
+  if (mtime(target) >= Math.max(...inputs.map(mtime))) return true;
+  const gyp = process.env.npm_config_node_gyp ?? join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
+  if (!existsSync(gyp)) {
+    say(`node-gyp not found at ${gyp}: the native addon is not built, BPF and perf samplers will be unsupported`);
+    return false;
+  }
+  say('building the native addon (node-gyp)');
+  const r = run(process.execPath, [gyp, 'rebuild', '--nodedir=/usr', '--loglevel=warn'], { cwd: join(ROOT, 'native') });
+  if (!r.ok) say(`native addon build failed:\n${r.err.trim()}`);
+  return r.ok;
+}
+
+export function buildNative() {
+  if (process.platform !== 'linux') {
+    say('not Linux: kernel samplers are not built');
+    return;
+  }
+  const missing = ensureDebian(TOOLCHAIN);
+  if (missing.length > 0) {
+    say(`toolchain incomplete (${missing.join(', ')}): kernel samplers are not built`);
+    return;
+  }
+  addon();
+  if (vmlinuxHeader()) {
+    const failed = bpfObjects();
+    if (failed > 0) say(`${failed} BPF object(s) failed to build: those samplers will report why`);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) buildNative();

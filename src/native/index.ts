@@ -1,0 +1,98 @@
+/**
+ * The only loader of the native addon (native/, built by
+ * scripts/build-native.mjs): libbpf and perf_event_open, mechanism only.
+ * Errors it throws carry the errno name as `code` and say what failed
+ * ("attach tp_btf/sched_switch: EPERM").
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RezolusError } from '../errors.js';
+
+/** The repository root: two levels above this file in src/native and in dist/native alike. */
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const ADDON_PATH = join(PROJECT_ROOT, 'native', 'build', 'Release', 'rezolus_native.node');
+
+export interface BpfProgramInfo {
+  readonly name: string;
+  /** the ELF section, which says how libbpf attaches it (`tp_btf/sched_switch`) */
+  readonly section: string;
+  readonly autoload: boolean;
+  readonly attached: boolean;
+}
+
+export interface BpfMapInfo {
+  readonly name: string;
+  /** enum bpf_map_type (1 hash, 2 array) */
+  readonly type: number;
+  readonly keySize: number;
+  readonly valueSize: number;
+  readonly maxEntries: number;
+  readonly mmapable: boolean;
+}
+
+export interface BpfProgramStats {
+  readonly name: string;
+  readonly id: number;
+  readonly attached: boolean;
+  /** runs and run time counted by the kernel while BPF stats are enabled */
+  readonly runCount: bigint;
+  readonly runTimeNs: bigint;
+}
+
+/** A BPF object file: open, choose programs, size maps, load, attach, read. */
+export interface BpfObject {
+  programs(): BpfProgramInfo[];
+  setAutoload(program: string, on: boolean): void;
+  maps(): BpfMapInfo[];
+  setMaxEntries(map: string, entries: number): void;
+  load(): void;
+  attach(program: string): void;
+  /** a read-only view of an mmapable array map; it stays valid after close() */
+  mmap(map: string): ArrayBuffer;
+  lookup(map: string, key: Buffer): Buffer | null;
+  update(map: string, key: Buffer, value: Buffer): void;
+  programStats(): BpfProgramStats[];
+  /** BPF_PROG_TEST_RUN; returns the program's return value */
+  testRun(program: string, ctx?: Buffer): number;
+  close(): void;
+}
+
+export interface NativeAddon {
+  readonly BpfObject: new (path: string) => BpfObject;
+  /** whether this kernel's BTF (or a module's) has the named type */
+  btfHasType(name: string, kind: 'typedef' | 'struct' | 'enum' | 'func', module?: string): boolean;
+  /** the members of a vmlinux enum, or null */
+  btfEnum(name: string): Record<string, number> | null;
+  /** BPF_ENABLE_STATS: run time is counted while the returned fd is open */
+  enableStats(): number;
+  /** perf_event_open(type, config) on one CPU for every task; returns the fd */
+  perfOpen(type: number, config: number | bigint, cpu: number, pid?: number): number;
+  /** reads value, time enabled, time running of each fd into out[3i..3i+2]; returns how many reads failed */
+  perfRead(fds: Int32Array, out: BigUint64Array): number;
+  closeFd(fd: number): void;
+  readonly numPossibleCpus: number;
+  readonly libbpfVersion: string;
+}
+
+let cached: NativeAddon | undefined;
+
+/** The addon, or a NATIVE_UNAVAILABLE error that says how to build it. */
+export function loadNative(): NativeAddon {
+  if (cached !== undefined) return cached;
+  if (!existsSync(ADDON_PATH)) {
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${ADDON_PATH} is not built (npm run build:native)`);
+  }
+  try {
+    cached = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
+  } catch (error) {
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${ADDON_PATH} does not load: ${String(error)}`, { cause: error });
+  }
+  return cached;
+}
+
+/** Where the build puts the object of `bpf/<relative>.bpf.c`. */
+export function bpfObjectPath(relative: string): string {
+  return join(PROJECT_ROOT, 'build', 'bpf', `${relative}.bpf.o`);
+}

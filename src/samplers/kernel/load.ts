@@ -1,0 +1,143 @@
+/**
+ * Opens, sizes, loads and attaches a BPF sampler's object, program by
+ * program: a program whose tracepoint this kernel lacks is not loaded, and
+ * one that fails to attach is reported; either leaves the sampler degraded,
+ * not dead. Conditions that rule out every BPF sampler (no root, no BTF, no
+ * addon, no object file) throw SamplerUnsupportedError with one clear reason.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import { bpfObjectPath, loadNative, type BpfObject, type NativeAddon } from '../../native/index.js';
+import { SamplerUnsupportedError } from '../types.js';
+import type { BpfLayout } from './layout.js';
+import { CounterBankView, HistogramView, PackedView } from './views.js';
+import { registerLoaded, unregisterLoaded } from './loaded.js';
+
+const BTF_PATH = '/sys/kernel/btf/vmlinux';
+
+export interface LoadedBpf {
+  readonly object: BpfObject;
+  /** why the sampler runs with less than all its programs; empty when whole */
+  readonly degraded: readonly string[];
+  /** the programs that are attached */
+  readonly attached: readonly string[];
+  readonly cpus: number;
+  readonly native: NativeAddon;
+  histogram(map: string, k?: number): HistogramView;
+  counters(map: string): CounterBankView;
+  packed(map: string): PackedView;
+  close(): void;
+}
+
+export interface OpenOptions {
+  readonly sampler: string;
+  readonly log: Logger;
+  /** replaces the event of named programs (tests force an attach failure with it) */
+  readonly events?: Readonly<Record<string, string>>;
+  /** called after sizing and before load, to set table sizes of its own */
+  readonly beforeLoad?: (object: BpfObject) => void;
+}
+
+/** The kernel's pid_max: the size of per-pid arrays. */
+function pidMax(): number {
+  try {
+    const n = Number.parseInt(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim(), 10);
+    if (Number.isInteger(n) && n > 0) return n;
+  } catch {
+    // fall through
+  }
+  return 4_194_304;
+}
+
+/** Throws SamplerUnsupportedError when BPF cannot work on this host at all. */
+export function requireBpf(): NativeAddon {
+  if (process.getuid?.() !== 0) throw new SamplerUnsupportedError('needs root to load BPF programs');
+  if (!existsSync(BTF_PATH)) throw new SamplerUnsupportedError(`kernel has no BTF (${BTF_PATH} is missing)`);
+  try {
+    return loadNative();
+  } catch (error) {
+    throw new SamplerUnsupportedError((error as Error).message, { cause: error });
+  }
+}
+
+export function openBpf(layout: BpfLayout, o: OpenOptions): LoadedBpf {
+  const native = requireBpf();
+  const path = bpfObjectPath(layout.object);
+  if (!existsSync(path)) throw new SamplerUnsupportedError(`BPF object ${path} is not built (npm run build:native)`);
+  const object = new native.BpfObject(path);
+  try {
+    return loadInto(object, native, layout, o);
+  } catch (error) {
+    object.close();
+    throw error;
+  }
+}
+
+function loadInto(object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions): LoadedBpf {
+  const cpus = native.numPossibleCpus;
+  const pids = pidMax();
+  for (const [name, m] of Object.entries(layout.maps)) {
+    if (m.kind === 'counters') object.setMaxEntries(name, cpus * m.width);
+    else if (m.kind === 'per-pid') object.setMaxEntries(name, pids);
+    else if (m.kind === 'per-cpu') object.setMaxEntries(name, cpus);
+  }
+  o.beforeLoad?.(object);
+
+  const degraded: string[] = [];
+  const wanted: string[] = [];
+  for (const p of layout.programs) {
+    const event = o.events?.[p.name] ?? p.event;
+    if (native.btfHasType(`btf_trace_${event}`, 'typedef', p.module)) {
+      wanted.push(p.name);
+    } else {
+      object.setAutoload(p.name, false);
+      degraded.push(`${p.name}: no tracepoint ${event} on this kernel${p.module ? ` (module ${p.module} not loaded?)` : ''}`);
+    }
+  }
+  if (wanted.length === 0) throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${degraded.join('; ')}`);
+  object.load();
+  const attached: string[] = [];
+  for (const name of wanted) {
+    try {
+      object.attach(name);
+      attached.push(name);
+    } catch (error) {
+      degraded.push(`${name}: ${(error as Error).message}`);
+    }
+  }
+  if (attached.length === 0) throw new Error(`no program attached: ${degraded.join('; ')}`);
+  if (degraded.length > 0) o.log.warn({ degraded }, 'sampler runs without some of its programs');
+
+  const buffers = new Map<string, ArrayBuffer>();
+  const buffer = (map: string): ArrayBuffer => {
+    let b = buffers.get(map);
+    if (b === undefined) {
+      b = object.mmap(map);
+      buffers.set(map, b);
+    }
+    return b;
+  };
+  registerLoaded(o.sampler, object);
+  return {
+    object,
+    degraded,
+    attached,
+    cpus,
+    native,
+    histogram: (map, k = 0) => new HistogramView(buffer(map), k),
+    counters: (map) => {
+      const m = layout.maps[map];
+      if (m?.kind !== 'counters') throw new Error(`${map} is not a counter bank in ${layout.object}`);
+      return new CounterBankView(buffer(map), m.width, cpus);
+    },
+    packed: (map) => {
+      const m = layout.maps[map];
+      if (m?.kind !== 'packed') throw new Error(`${map} is not a packed array in ${layout.object}`);
+      return new PackedView(buffer(map), m.entries);
+    },
+    close: () => {
+      unregisterLoaded(o.sampler, object);
+      object.close();
+    },
+  };
+}
