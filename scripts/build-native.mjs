@@ -6,7 +6,7 @@
 // built is said in one line, and the BPF samplers then report why they are
 // unsupported while everything else runs.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { ROOT, ensureDebian } from './setup.mjs';
 
@@ -85,6 +85,7 @@ function bpfObjects() {
     ]);
     // `bpftool gen object` drops the DWARF (600 KB -> 30 KB) and keeps the BTF CO-RE needs.
     const strip = cc.ok ? run('bpftool', ['gen', 'object', obj, tmp]) : cc;
+    rmSync(tmp, { force: true });
     if (!strip.ok) {
       failed++;
       say(`cannot build ${relative(ROOT, src)}:\n${strip.err.trim()}`);

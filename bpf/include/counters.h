@@ -22,6 +22,16 @@ static __always_inline void counter_add(void *map, u32 width, u32 k, u64 n)
   if (c) __sync_fetch_and_add(c, n);
 }
 
+/* Adds n to slot k of `cpu`'s bank, not the running CPU's: other CPUs may
+ * write the same slot at the same time, so the add is atomic. */
+static __always_inline void counter_add_on(void *map, u32 cpu, u32 width, u32 k, u64 n)
+{
+  if (cpu >= MAX_CPUS) return;
+  u32 idx = cpu * width + k;
+  u64 *c = bpf_map_lookup_elem(map, &idx);
+  if (c) __sync_fetch_and_add(c, n);
+}
+
 /* A dense array indexed by a bounded integer id (pid, cpu, request slot). */
 #define ID_ARRAY(name, value_type, n)            \
   struct {                                       \

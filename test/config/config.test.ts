@@ -31,9 +31,10 @@ function toml(text: string): string {
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const ALL_SAMPLERS = [
-  'blockio_diskstats', 'cpu_cores', 'cpu_usage', 'memory_meminfo', 'memory_vmstat',
-  'network_interfaces', 'network_protocols', 'rezolus_self', 'scheduler_procs',
-  'scheduler_runqueue',
+  'blockio_diskstats', 'blockio_latency', 'blockio_requests', 'cpu_cores', 'cpu_migrations', 'cpu_perf', 'cpu_softirq',
+  'cpu_usage', 'filesystem_latency', 'memory_meminfo', 'memory_vmstat', 'network_drops', 'network_interfaces',
+  'network_protocols', 'network_traffic', 'rezolus_bpf', 'rezolus_self', 'scheduler_procs', 'scheduler_runqueue',
+  'syscall_counts', 'syscall_latency', 'tcp_connect_latency', 'tcp_packet_latency', 'tcp_receive', 'tcp_retransmit',
 ];
 
 // ---------------------------------------------------------------- agent

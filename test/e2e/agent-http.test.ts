@@ -11,7 +11,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 
 let server: TestNats;
@@ -25,7 +25,7 @@ test.before(async () => {
   const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
   const on = ['cpu_usage', 'memory_meminfo'];
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
-  agent = await runAgent({ ...config, procfs: PROC, sysfs: SYS, samplers, http: { host: '127.0.0.1', port: 0 } }, silentLogger());
+  agent = await runAgent({ ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: { host: '127.0.0.1', port: 0 } }, silentLogger());
   base = `http://127.0.0.1:${agent.httpPort ?? 0}`;
   await agent.agent.tickOnce();
 });
@@ -71,7 +71,7 @@ test('a taken HTTP port does not stop the agent', async (t) => {
   const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'second', natsUrl: server.url });
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'cpu_usage', intervalMs: 1000 }]));
   const port = agent.httpPort ?? 0;
-  const second = await runAgent({ ...config, procfs: PROC, sysfs: SYS, samplers, http: { host: '127.0.0.1', port } }, silentLogger());
+  const second = await runAgent({ ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: { host: '127.0.0.1', port } }, silentLogger());
   try {
     t.is(second.httpPort, undefined);
     t.deepEqual(second.agent.status().filter((s) => s.status.state === 'active').map((s) => s.name), ['cpu_usage']);

@@ -14,7 +14,7 @@ import { runExporter, type RunningExporter } from '../../src/exporter/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { checkExposition } from '../helpers/exposition-check.js';
-import { FIXTURE_ROOT, PROC, SYS } from '../helpers/fixtures.js';
+import { FIXTURE_ROOT, NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { MALFORMED_KINDS, SimFleet, simDelta, simHost, type SkipReason } from '../helpers/sim-fleet.js';
@@ -201,7 +201,7 @@ test.before(async () => {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: REAL_HOST, natsUrl: server.url });
   // rezolus_self measures this process, which is not deterministic
   const samplers = { ...base.samplers, rezolus_self: { enabled: false, intervalMs: 1000 } };
-  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
   const config = loadExporterConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, hosts: '*' });
   intervalNs = BigInt(config.intervalMs) * 1_000_000n;
   exporter = await runExporter(config, silentLogger());

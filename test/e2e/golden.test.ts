@@ -9,9 +9,9 @@ import { loadExporterConfig } from '../../src/config/exporter.js';
 import { encodeFrame } from '../../src/frame/codec.js';
 import { runExporter, type RunningExporter } from '../../src/exporter/main.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { SAMPLER_NAMES, SAMPLERS } from '../../src/samplers/registry.js';
 import { checkExposition } from '../helpers/exposition-check.js';
-import { FIXTURE_ROOT, PROC, SYS } from '../helpers/fixtures.js';
+import { FIXTURE_ROOT, NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 
@@ -40,7 +40,7 @@ test.before(async () => {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
   // rezolus_self measures this process, which is not deterministic
   const samplers = { ...base.samplers, rezolus_self: { enabled: false, intervalMs: 1000 } };
-  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
   exporter = await runExporter(
     // rates between fixture frames are 0 and their presence depends on timing: tested elsewhere
     loadExporterConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, hosts: 'fixture', oversampleMetrics: [] }),
@@ -115,9 +115,13 @@ test.serial('the agent reports each sampler\'s state in KV rezolus_status', asyn
   if (doc === undefined) return t.fail('no status for host fixture');
   t.is(doc.host, 'fixture');
   const states = Object.fromEntries(doc.samplers.map((s) => [s.name, s.state]));
-  t.deepEqual(states, {
+  const procfs = {
     blockio_diskstats: 'active', cpu_cores: 'active', cpu_usage: 'active', memory_meminfo: 'active', memory_vmstat: 'active',
     network_interfaces: 'active', network_protocols: 'active', rezolus_self: 'disabled', scheduler_procs: 'active',
-  });
+  };
+  const kernel = SAMPLERS.filter((s) => s.kernel).map((s) => s.name);
+  t.true(kernel.includes('scheduler_runqueue'));
+  t.deepEqual(states, { ...procfs, ...Object.fromEntries(kernel.map((n) => [n, 'disabled'])) });
   t.is(doc.samplers.find((s) => s.name === 'rezolus_self')?.reason, 'disabled in config');
+  t.is(doc.samplers.find((s) => s.name === 'scheduler_runqueue')?.reason, 'kernel samplers are off ([kernel] enabled = false)');
 });

@@ -13,7 +13,7 @@ import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { runHindsight, type RunningHindsight } from '../../src/hindsight/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 
 let server: TestNats;
@@ -29,7 +29,7 @@ test.before(async () => {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
   const on = ['cpu_usage', 'memory_meminfo'];
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
-  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
   const config = loadHindsightConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, output, hosts: 'fixture', intervalMs: 250 });
   hindsight = await runHindsight({ ...config, durationMs: 2000 }, silentLogger());
   await new Promise((r) => setTimeout(r, 1500));

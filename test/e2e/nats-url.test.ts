@@ -11,7 +11,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { freePort, privateServerUrl, startNatsServer, URL_FILE } from '../../src/up/nats-server.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { NATS_SERVER_BIN } from '../helpers/nats.js';
 
 test('a private server leaves its URL in the data dir while it runs; record started there finds it without --nats', async (t) => {
@@ -22,7 +22,7 @@ test('a private server leaves its URL in the data dir while it runs; record star
     t.is(await privateServerUrl(dataDir), server.url);
     const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'found', natsUrl: server.url });
     const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'cpu_usage', intervalMs: 100 }]));
-    const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers, http: undefined }, silentLogger());
+    const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined }, silentLogger());
     try {
       const out = join(cwd, 'found.parquet');
       // REZOLUS_NATS_URL unset, no --nats: ./data/nats.url of the current directory (tsx by path: the cwd has no node_modules)

@@ -7,7 +7,7 @@ import { loadExporterConfig } from '../../src/config/exporter.js';
 import { runExporter, type RunningExporter } from '../../src/exporter/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { fixture, PROC, SYS } from '../helpers/fixtures.js';
+import { fixture, NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { startPrometheus, type PromSample, type TestPrometheus } from '../helpers/prometheus.js';
 
@@ -64,7 +64,7 @@ test.before(async () => {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: HOST, natsUrl: server.url });
   // rezolus_self measures this process, which is not deterministic
   const samplers = { ...base.samplers, rezolus_self: { enabled: false, intervalMs: 1000 } };
-  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
   exporter = await runExporter(
     loadExporterConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, hosts: HOST, intervalMs: 1000 }),
     silentLogger(),

@@ -11,7 +11,7 @@ import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { freePort } from '../../src/up/nats-server.js';
 
@@ -25,7 +25,7 @@ test.before(async () => {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
   const on = ['cpu_usage', 'memory_meminfo'];
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
-  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, samplers }, silentLogger());
+  agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
 });
 
 test.after.always(async () => {

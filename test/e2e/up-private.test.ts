@@ -9,7 +9,7 @@ import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { runUp } from '../../src/up/main.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { NATS_SERVER_BIN } from '../helpers/nats.js';
 
 test('up without a URL never uses a NATS server it did not start: a taken port moves the private one', async (t) => {
@@ -35,7 +35,7 @@ test('up without a URL never uses a NATS server it did not start: a taken port m
       privatePort: takenPort,
       natsServer: NATS_SERVER_BIN,
       dataDir,
-      agent: { ...agent, procfs: PROC, sysfs: SYS },
+      agent: { ...agent, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL },
       exporter,
       hindsight: loadHindsightConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, output: join(dataDir, 'h.parquet'), logLevel: 'silent' }),
     },

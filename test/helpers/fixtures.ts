@@ -11,3 +11,6 @@ export const SYS = join(ROOTFS, 'sys');
 export function fixture(relative: string): string {
   return readFileSync(join(FIXTURE_ROOT, relative), 'utf8');
 }
+
+/** `[kernel]` for an agent on the fixture root: BPF and perf samplers read the live kernel, so they stay off. */
+export const NO_KERNEL = { enabled: false, bpfStats: false } as const;

@@ -129,7 +129,8 @@ export class SimFleet {
     if (typeof o.natsUrl !== 'string' || o.natsUrl.trim() === '') throw new Error('SimFleet needs an explicit natsUrl');
     if (!Number.isInteger(o.hosts) || o.hosts < 1 || o.hosts > MAX_SIM_HOSTS) throw new RangeError(`hosts must be 1..${MAX_SIM_HOSTS}`);
     const log = silentLogger();
-    const wanted = o.samplers ?? SAMPLERS.map((s) => s.name).filter((n) => n !== 'rezolus_self');
+    // the fixture's samplers: not rezolus_self (this process) nor the kernel samplers (the live kernel)
+    const wanted = o.samplers ?? SAMPLERS.filter((s) => !s.kernel && s.name !== 'rezolus_self').map((s) => s.name);
     const samplers: SimSampler[] = [];
     for (const name of wanted) {
       const definition = SAMPLERS.find((s) => s.name === name);

@@ -14,7 +14,7 @@ export interface BpfProgramLayout {
   readonly name: string;
   /** the tracepoint, attached as `tp_btf/<event>` */
   readonly event: string;
-  /** a kernel module whose BTF holds the tracepoint (xfs, ext4 when built as modules) */
+  /** the module that has the tracepoint when it is not built in (ext4, xfs): its BTF is searched after vmlinux's */
   readonly module?: string;
 }
 

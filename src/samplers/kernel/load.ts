@@ -36,6 +36,8 @@ export interface OpenOptions {
   readonly events?: Readonly<Record<string, string>>;
   /** called after sizing and before load, to set table sizes of its own */
   readonly beforeLoad?: (object: BpfObject) => void;
+  /** called after load and before attach, to fill lookup tables the programs read */
+  readonly afterLoad?: (object: BpfObject) => void;
 }
 
 /** The kernel's pid_max: the size of per-pid arrays. */
@@ -87,7 +89,8 @@ function loadInto(object: BpfObject, native: NativeAddon, layout: BpfLayout, o: 
   const wanted: string[] = [];
   for (const p of layout.programs) {
     const event = o.events?.[p.name] ?? p.event;
-    if (native.btfHasType(`btf_trace_${event}`, 'typedef', p.module)) {
+    const type = `btf_trace_${event}`;
+    if (native.btfHasType(type, 'typedef') || (p.module !== undefined && native.btfHasType(type, 'typedef', p.module))) {
       wanted.push(p.name);
     } else {
       object.setAutoload(p.name, false);
@@ -96,6 +99,7 @@ function loadInto(object: BpfObject, native: NativeAddon, layout: BpfLayout, o: 
   }
   if (wanted.length === 0) throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${degraded.join('; ')}`);
   object.load();
+  o.afterLoad?.(object);
   const attached: string[] = [];
   for (const name of wanted) {
     try {

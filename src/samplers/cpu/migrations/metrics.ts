@@ -1,0 +1,13 @@
+import { metric, MetricKind, Unit } from '../../../metrics/metric.js';
+
+export const cpuMigrations = metric({
+  name: 'cpu_migrations',
+  kind: MetricKind.Counter,
+  unit: Unit.Events,
+  labels: ['id', 'direction'],
+  description:
+    'Task migrations between CPUs, per CPU id: direction=from counts tasks that left the CPU, ' +
+    'direction=to tasks that arrived on it; BPF on tp_btf sched_migrate_task.',
+});
+
+export const METRICS = [cpuMigrations] as const;

@@ -1,0 +1,62 @@
+import type { Labels, Point, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import { NO_LABELS } from '../../types.js';
+import { openBpf } from '../../kernel/load.js';
+import { DROP_TOTAL, FIRST_REASON, LAYOUT, OTHER_REASON } from './maps.js';
+import { METRICS, networkDrop, networkDropReason } from './metrics.js';
+
+const NAME = 'network_drops';
+const PREFIX = 'SKB_DROP_REASON_';
+/** enum members that are bounds or masks, not reasons */
+const NOT_REASONS = new Set(['SKB_DROP_REASON_MAX', 'SKB_DROP_REASON_SUBSYS_MASK']);
+
+/** One frozen `{ reason }` label per bank slot, named from the kernel's skb_drop_reason enum. */
+export function reasonLabels(members: Readonly<Record<string, number>> | null): readonly Labels[] {
+  const names = new Map<number, string>();
+  for (const [name, value] of Object.entries(members ?? {})) {
+    if (!name.startsWith(PREFIX) || NOT_REASONS.has(name)) continue;
+    if (value < FIRST_REASON || value >= OTHER_REASON || names.has(value)) continue;
+    names.set(value, name.slice(PREFIX.length).toLowerCase());
+  }
+  return Array.from({ length: OTHER_REASON + 1 }, (_, r) =>
+    Object.freeze({ reason: r === OTHER_REASON ? 'other' : (names.get(r) ?? `unknown_${r}`) }),
+  );
+}
+
+export const networkDropsSampler: SamplerDefinition = {
+  name: NAME,
+  description: 'Packets dropped by the kernel, in total and by skb_drop_reason (BPF, tp_btf kfree_skb).',
+  metrics: METRICS,
+  kernel: true,
+  layouts: [LAYOUT],
+  async init(ctx: SamplerContext): Promise<Sampler> {
+    const bpf = openBpf(LAYOUT, { sampler: NAME, log: ctx.log, ...(ctx.bpfEvents ? { events: ctx.bpfEvents } : {}) });
+    const drops = bpf.counters('drops');
+    const labels = reasonLabels(bpf.native.btfEnum('skb_drop_reason'));
+    // Reasons that have counted a drop, ascending: published from then on, so
+    // the series layout only grows, and only when a new reason first shows.
+    const seen: number[] = [];
+    const isSeen = new Uint8Array(OTHER_REASON + 1);
+    return {
+      name: NAME,
+      metrics: METRICS,
+      ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
+      async refresh() {
+        const points: Point[] = [{ metric: networkDrop, labels: NO_LABELS, value: drops.total(DROP_TOTAL) }];
+        let grew = false;
+        for (let r = FIRST_REASON; r <= OTHER_REASON; r++) {
+          if (isSeen[r] === 0 && drops.total(r) !== 0) {
+            isSeen[r] = 1;
+            seen.push(r);
+            grew = true;
+          }
+        }
+        if (grew) seen.sort((a, b) => a - b);
+        for (const r of seen) points.push({ metric: networkDropReason, labels: labels[r]!, value: drops.total(r) });
+        return { points, skipped: 0 };
+      },
+      async close(): Promise<void> {
+        bpf.close();
+      },
+    };
+  },
+};
