@@ -1,20 +1,18 @@
-import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { openBpf } from '../../kernel/load.js';
+import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
+import { defineBpfSampler } from '../../kernel/define.js';
 import { BYTES, ERROR_KINDS, ERRORS, LAYOUT, OPERATIONS, OPS, REQUEUES } from './maps.js';
 import { blockioBytes, blockioErrors, blockioOperations, blockioRequeues, blockioSize, METRICS } from './metrics.js';
 
 const NAME = 'blockio_requests';
 
-export const blockioRequestsSampler: SamplerDefinition = {
+export const blockioRequestsSampler: SamplerDefinition = defineBpfSampler({
   name: NAME,
   description:
     'Completed block requests by op: operations, bytes, size histogram, errors by kind and requeues, every device summed ' +
     '(BPF, tp_btf block_rq_complete and block_rq_requeue).',
   metrics: METRICS,
-  kernel: true,
-  layouts: [LAYOUT],
-  async init(ctx: SamplerContext): Promise<Sampler> {
-    const bpf = openBpf(LAYOUT, { sampler: NAME, log: ctx.log, ...(ctx.bpfEvents ? { events: ctx.bpfEvents } : {}) });
+  layout: LAYOUT,
+  reader(bpf) {
     const counters = bpf.counters('counters');
     const ops = OPS.map((op, i) => ({
       labels: Object.freeze({ op }) as Labels,
@@ -24,24 +22,16 @@ export const blockioRequestsSampler: SamplerDefinition = {
         slot: ERRORS + i * ERROR_KINDS.length + e,
       })),
     }));
-    return {
-      name: NAME,
-      metrics: METRICS,
-      ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
-      async refresh(): Promise<Reading> {
-        const points: Point[] = [];
-        ops.forEach((o, i) => points.push({ metric: blockioOperations, labels: o.labels, value: counters.total(OPERATIONS + i) }));
-        ops.forEach((o, i) => points.push({ metric: blockioBytes, labels: o.labels, value: counters.total(BYTES + i) }));
-        for (const o of ops) points.push({ metric: blockioSize, labels: o.labels, value: o.size.read() });
-        for (const o of ops) {
-          for (const e of o.errors) points.push({ metric: blockioErrors, labels: e.labels, value: counters.total(e.slot) });
-        }
-        ops.forEach((o, i) => points.push({ metric: blockioRequeues, labels: o.labels, value: counters.total(REQUEUES + i) }));
-        return { points, skipped: 0 };
-      },
-      async close(): Promise<void> {
-        bpf.close();
-      },
+    return (): Reading => {
+      const points: Point[] = [];
+      ops.forEach((o, i) => points.push({ metric: blockioOperations, labels: o.labels, value: counters.total(OPERATIONS + i) }));
+      ops.forEach((o, i) => points.push({ metric: blockioBytes, labels: o.labels, value: counters.total(BYTES + i) }));
+      for (const o of ops) points.push({ metric: blockioSize, labels: o.labels, value: o.size.read() });
+      for (const o of ops) {
+        for (const e of o.errors) points.push({ metric: blockioErrors, labels: e.labels, value: counters.total(e.slot) });
+      }
+      ops.forEach((o, i) => points.push({ metric: blockioRequeues, labels: o.labels, value: counters.total(REQUEUES + i) }));
+      return { points, skipped: 0 };
     };
   },
-};
+});

@@ -1,6 +1,6 @@
-import type { Labels, Point, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
 import { NO_LABELS } from '../../types.js';
-import { openBpf } from '../../kernel/load.js';
+import { defineBpfSampler } from '../../kernel/define.js';
 import { DROP_TOTAL, FIRST_REASON, LAYOUT, OTHER_REASON } from './maps.js';
 import { METRICS, networkDrop, networkDropReason } from './metrics.js';
 
@@ -22,41 +22,31 @@ export function reasonLabels(members: Readonly<Record<string, number>> | null): 
   );
 }
 
-export const networkDropsSampler: SamplerDefinition = {
+export const networkDropsSampler: SamplerDefinition = defineBpfSampler({
   name: NAME,
   description: 'Packets dropped by the kernel, in total and by skb_drop_reason (BPF, tp_btf kfree_skb).',
   metrics: METRICS,
-  kernel: true,
-  layouts: [LAYOUT],
-  async init(ctx: SamplerContext): Promise<Sampler> {
-    const bpf = openBpf(LAYOUT, { sampler: NAME, log: ctx.log, ...(ctx.bpfEvents ? { events: ctx.bpfEvents } : {}) });
+  layout: LAYOUT,
+  reader(bpf) {
     const drops = bpf.counters('drops');
     const labels = reasonLabels(bpf.native.btfEnum('skb_drop_reason'));
     // Reasons that have counted a drop, ascending: published from then on, so
     // the series layout only grows, and only when a new reason first shows.
     const seen: number[] = [];
     const isSeen = new Uint8Array(OTHER_REASON + 1);
-    return {
-      name: NAME,
-      metrics: METRICS,
-      ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
-      async refresh() {
-        const points: Point[] = [{ metric: networkDrop, labels: NO_LABELS, value: drops.total(DROP_TOTAL) }];
-        let grew = false;
-        for (let r = FIRST_REASON; r <= OTHER_REASON; r++) {
-          if (isSeen[r] === 0 && drops.total(r) !== 0) {
-            isSeen[r] = 1;
-            seen.push(r);
-            grew = true;
-          }
+    return (): Reading => {
+      const points: Point[] = [{ metric: networkDrop, labels: NO_LABELS, value: drops.total(DROP_TOTAL) }];
+      let grew = false;
+      for (let r = FIRST_REASON; r <= OTHER_REASON; r++) {
+        if (isSeen[r] === 0 && drops.total(r) !== 0) {
+          isSeen[r] = 1;
+          seen.push(r);
+          grew = true;
         }
-        if (grew) seen.sort((a, b) => a - b);
-        for (const r of seen) points.push({ metric: networkDropReason, labels: labels[r]!, value: drops.total(r) });
-        return { points, skipped: 0 };
-      },
-      async close(): Promise<void> {
-        bpf.close();
-      },
+      }
+      if (grew) seen.sort((a, b) => a - b);
+      for (const r of seen) points.push({ metric: networkDropReason, labels: labels[r]!, value: drops.total(r) });
+      return { points, skipped: 0 };
     };
   },
-};
+});

@@ -1,5 +1,5 @@
-import type { Labels, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { openBpf } from '../../kernel/load.js';
+import type { Labels, Reading, SamplerDefinition } from '../../types.js';
+import { defineBpfSampler } from '../../kernel/define.js';
 import { LAYOUT, RX_BYTES, RX_PACKETS, SIZE_RECEIVE, SIZE_TRANSMIT, TX_BYTES, TX_PACKETS } from './maps.js';
 import { METRICS, networkBytes, networkPackets, networkSize } from './metrics.js';
 
@@ -7,37 +7,27 @@ const NAME = 'network_traffic';
 const RECEIVE: Labels = Object.freeze({ direction: 'receive' });
 const TRANSMIT: Labels = Object.freeze({ direction: 'transmit' });
 
-export const networkTrafficSampler: SamplerDefinition = {
+export const networkTrafficSampler: SamplerDefinition = defineBpfSampler({
   name: NAME,
   description: 'Bytes, packets and skb sizes received and transmitted by all network devices (BPF, tp_btf netif_receive_skb, net_dev_start_xmit).',
   metrics: METRICS,
-  kernel: true,
-  layouts: [LAYOUT],
-  async init(ctx: SamplerContext): Promise<Sampler> {
-    const bpf = openBpf(LAYOUT, { sampler: NAME, log: ctx.log, ...(ctx.bpfEvents ? { events: ctx.bpfEvents } : {}) });
+  layout: LAYOUT,
+  reader(bpf) {
     const counters = bpf.counters('counters');
     const rxSize = bpf.histogram('size', SIZE_RECEIVE);
     const txSize = bpf.histogram('size', SIZE_TRANSMIT);
-    return {
-      name: NAME,
-      metrics: METRICS,
-      ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
-      async refresh() {
-        return {
-          points: [
-            { metric: networkBytes, labels: RECEIVE, value: counters.total(RX_BYTES) },
-            { metric: networkBytes, labels: TRANSMIT, value: counters.total(TX_BYTES) },
-            { metric: networkPackets, labels: RECEIVE, value: counters.total(RX_PACKETS) },
-            { metric: networkPackets, labels: TRANSMIT, value: counters.total(TX_PACKETS) },
-            { metric: networkSize, labels: RECEIVE, value: rxSize.read() },
-            { metric: networkSize, labels: TRANSMIT, value: txSize.read() },
-          ],
-          skipped: 0,
-        };
-      },
-      async close(): Promise<void> {
-        bpf.close();
-      },
+    return (): Reading => {
+      return {
+        points: [
+          { metric: networkBytes, labels: RECEIVE, value: counters.total(RX_BYTES) },
+          { metric: networkBytes, labels: TRANSMIT, value: counters.total(TX_BYTES) },
+          { metric: networkPackets, labels: RECEIVE, value: counters.total(RX_PACKETS) },
+          { metric: networkPackets, labels: TRANSMIT, value: counters.total(TX_PACKETS) },
+          { metric: networkSize, labels: RECEIVE, value: rxSize.read() },
+          { metric: networkSize, labels: TRANSMIT, value: txSize.read() },
+        ],
+        skipped: 0,
+      };
     };
   },
-};
+});

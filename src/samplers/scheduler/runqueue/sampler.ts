@@ -1,7 +1,7 @@
-import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
+import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
 import { NO_LABELS } from '../../types.js';
 import { cpuLabels } from '../../kernel/labels.js';
-import { openBpf } from '../../kernel/load.js';
+import { defineBpfSampler } from '../../kernel/define.js';
 import { CS_INVOLUNTARY, CS_VOLUNTARY, LAYOUT, RUNQUEUE_WAIT } from './maps.js';
 import {
   METRICS, schedulerContextSwitch, schedulerOffcpu, schedulerRunning, schedulerRunqueueLatency, schedulerRunqueueWait,
@@ -9,14 +9,12 @@ import {
 
 const NAME = 'scheduler_runqueue';
 
-export const schedulerRunqueueSampler: SamplerDefinition = {
+export const schedulerRunqueueSampler: SamplerDefinition = defineBpfSampler({
   name: NAME,
   description: 'Runqueue latency, running and off-CPU time histograms and per-CPU context switches (BPF, tp_btf sched_*).',
   metrics: METRICS,
-  kernel: true,
-  layouts: [LAYOUT],
-  async init(ctx: SamplerContext): Promise<Sampler> {
-    const bpf = openBpf(LAYOUT, { sampler: NAME, log: ctx.log, ...(ctx.bpfEvents ? { events: ctx.bpfEvents } : {}) });
+  layout: LAYOUT,
+  reader(bpf) {
     const latency = bpf.histogram('runqueue_latency');
     const running = bpf.histogram('running');
     const offcpu = bpf.histogram('offcpu');
@@ -26,29 +24,21 @@ export const schedulerRunqueueSampler: SamplerDefinition = {
       involuntary: Object.freeze({ id, kind: 'involuntary' }),
       voluntary: Object.freeze({ id, kind: 'voluntary' }),
     }));
-    return {
-      name: NAME,
-      metrics: METRICS,
-      ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
-      async refresh(): Promise<Reading> {
-        const points: Point[] = [
-          { metric: schedulerRunqueueLatency, labels: NO_LABELS, value: latency.read() },
-          { metric: schedulerRunning, labels: NO_LABELS, value: running.read() },
-          { metric: schedulerOffcpu, labels: NO_LABELS, value: offcpu.read() },
-        ];
-        for (let cpu = 0; cpu < bpf.cpus; cpu++) {
-          const k = kinds[cpu]!;
-          points.push({ metric: schedulerContextSwitch, labels: k.involuntary, value: counters.cpu(cpu, CS_INVOLUNTARY) });
-          points.push({ metric: schedulerContextSwitch, labels: k.voluntary, value: counters.cpu(cpu, CS_VOLUNTARY) });
-        }
-        for (let cpu = 0; cpu < bpf.cpus; cpu++) {
-          points.push({ metric: schedulerRunqueueWait, labels: ids[cpu]!, value: counters.cpu(cpu, RUNQUEUE_WAIT) });
-        }
-        return { points, skipped: 0 };
-      },
-      async close(): Promise<void> {
-        bpf.close();
-      },
+    return (): Reading => {
+      const points: Point[] = [
+        { metric: schedulerRunqueueLatency, labels: NO_LABELS, value: latency.read() },
+        { metric: schedulerRunning, labels: NO_LABELS, value: running.read() },
+        { metric: schedulerOffcpu, labels: NO_LABELS, value: offcpu.read() },
+      ];
+      for (let cpu = 0; cpu < bpf.cpus; cpu++) {
+        const k = kinds[cpu]!;
+        points.push({ metric: schedulerContextSwitch, labels: k.involuntary, value: counters.cpu(cpu, CS_INVOLUNTARY) });
+        points.push({ metric: schedulerContextSwitch, labels: k.voluntary, value: counters.cpu(cpu, CS_VOLUNTARY) });
+      }
+      for (let cpu = 0; cpu < bpf.cpus; cpu++) {
+        points.push({ metric: schedulerRunqueueWait, labels: ids[cpu]!, value: counters.cpu(cpu, RUNQUEUE_WAIT) });
+      }
+      return { points, skipped: 0 };
     };
   },
-};
+});
