@@ -20,14 +20,16 @@ Napi::Value PerfOpen(const Napi::CallbackInfo& info) {
   uint64_t config = info[1].IsBigInt() ? info[1].As<Napi::BigInt>().Uint64Value(nullptr)
                                         : static_cast<uint64_t>(info[1].ToNumber().Int64Value());
   int cpu = info[2].ToNumber().Int32Value();
-  int pid = info.Length() > 3 ? info[3].ToNumber().Int32Value() : -1;
+  int pid = info.Length() > 3 && info[3].IsNumber() ? info[3].ToNumber().Int32Value() : -1;
+  int group = info.Length() > 4 && info[4].IsNumber() ? info[4].ToNumber().Int32Value() : -1;
   struct perf_event_attr attr;
   memset(&attr, 0, sizeof(attr));
   attr.size = sizeof(attr);
   attr.type = type;
   attr.config = config;
-  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-  long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+  // Always the group layout: a read of a leader returns every member at once.
+  attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_GROUP;
+  long fd = syscall(SYS_perf_event_open, &attr, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
   if (fd < 0) {
     ErrnoError(env, "perf_event_open type " + std::to_string(type) + " config " + std::to_string(config) + " cpu " +
                         std::to_string(cpu), errno).ThrowAsJavaScriptException();
@@ -38,27 +40,28 @@ Napi::Value PerfOpen(const Napi::CallbackInfo& info) {
 
 Napi::Value PerfRead(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 2 || !info[0].IsTypedArray() || !info[1].IsTypedArray()) {
-    Napi::TypeError::New(env, "perfRead(fds: Int32Array, out: BigUint64Array)").ThrowAsJavaScriptException();
+  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray()) {
+    Napi::TypeError::New(env, "perfRead(leaders: Int32Array, out: BigUint64Array, width)").ThrowAsJavaScriptException();
     return env.Undefined();
   }
   auto fds = info[0].As<Napi::TypedArrayOf<int32_t>>();
   auto out = info[1].As<Napi::TypedArrayOf<uint64_t>>();
-  if (out.ElementLength() < fds.ElementLength() * 3) {
-    Napi::RangeError::New(env, "perfRead: out needs 3 slots per fd").ThrowAsJavaScriptException();
+  size_t width = info[2].ToNumber().Uint32Value();
+  if (width < 4 || out.ElementLength() < fds.ElementLength() * width) {
+    Napi::RangeError::New(env, "perfRead: out needs `width` (>= 4) slots per leader").ThrowAsJavaScriptException();
     return env.Undefined();
   }
   uint32_t failed = 0;
+  uint64_t* base = out.Data();
   for (size_t i = 0; i < fds.ElementLength(); i++) {
-    uint64_t buf[3] = {0, 0, 0};
-    ssize_t n = read(fds[i], buf, sizeof(buf));
-    if (n != static_cast<ssize_t>(sizeof(buf))) {
+    uint64_t* slot = base + i * width;
+    ssize_t n = read(fds[i], slot, width * sizeof(uint64_t));
+    // nr, enabled, running, then nr values: a short read or a group larger than `width` fails.
+    if (n < static_cast<ssize_t>(3 * sizeof(uint64_t)) || slot[0] + 3 > width ||
+        n != static_cast<ssize_t>((slot[0] + 3) * sizeof(uint64_t))) {
       failed++;
-      buf[0] = buf[1] = buf[2] = 0;
+      for (size_t j = 0; j < width; j++) slot[j] = 0;
     }
-    out[3 * i] = buf[0];
-    out[3 * i + 1] = buf[1];
-    out[3 * i + 2] = buf[2];
   }
   return Napi::Number::New(env, failed);
 }

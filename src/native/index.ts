@@ -67,10 +67,17 @@ export interface NativeAddon {
   btfEnum(name: string): Record<string, number> | null;
   /** BPF_ENABLE_STATS: run time is counted while the returned fd is open */
   enableStats(): number;
-  /** perf_event_open(type, config) on one CPU for every task; returns the fd */
-  perfOpen(type: number, config: number | bigint, cpu: number, pid?: number): number;
-  /** reads value, time enabled, time running of each fd into out[3i..3i+2]; returns how many reads failed */
-  perfRead(fds: Int32Array, out: BigUint64Array): number;
+  /**
+   * perf_event_open(type, config) on one CPU, for every task unless `pid`;
+   * with `groupFd` the event joins that leader's group. Returns the fd.
+   */
+  perfOpen(type: number, config: number | bigint, cpu: number, pid?: number, groupFd?: number): number;
+  /**
+   * One read per group leader: out[i*width ...] = members, time enabled,
+   * time running, then each member's value in the order it joined.
+   * Returns how many reads failed (their slots are zeros).
+   */
+  perfRead(leaders: Int32Array, out: BigUint64Array, width: number): number;
   closeFd(fd: number): void;
   readonly numPossibleCpus: number;
   readonly libbpfVersion: string;

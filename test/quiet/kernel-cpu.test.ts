@@ -1,7 +1,7 @@
 import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { scaled } from '../../src/samplers/cpu/perf/sampler.js';
-import { KernelHarness, node, run, sumOf, type Values } from '../helpers/kernel.js';
+import { KernelHarness, node, num, run, sumOf, type Values } from '../helpers/kernel.js';
 
 // cpu_migrations, cpu_softirq (BPF), cpu_perf (perf_event_open) and
 // rezolus_bpf against the live kernel, each with a known answer: a child that
@@ -49,6 +49,18 @@ test.serial('cpu_perf frames carry the software counters for every CPU, and no h
   }
   t.false([...v.keys()].some((key) => key.startsWith('cpu_cycles') || key.startsWith('cpu_instructions')));
   t.true(sumOf(v, 'cpu_perf_context_switches') > 0);
+});
+
+test.serial('cpu_perf cpu-clock of each CPU advances by the wall time between two reads', async (t) => {
+  const a = await k.read('cpu_perf');
+  const t0 = process.hrtime.bigint();
+  await sleep(500);
+  const b = await k.read('cpu_perf');
+  const wall = Number(process.hrtime.bigint() - t0);
+  for (const id of ['0', '1']) {
+    const d = num(b.get(`cpu_perf_clock{id=${id}}`)) - num(a.get(`cpu_perf_clock{id=${id}}`));
+    t.true(d > 0.8 * wall && d < 1.2 * wall, `cpu ${id}: clock +${d} ns over ${wall} ns of wall time`);
+  }
 });
 
 test.serial('a shell re-pinned between CPU 0 and 1 N times: cpu_migrations from and to rise by N on each side', async (t) => {

@@ -25,15 +25,23 @@ interface PerfEvent {
   readonly config: number;
 }
 
-/** perf_sw_ids */
-const SOFTWARE: readonly PerfEvent[] = [
-  { metric: m.cpuPerfClock, event: 'cpu-clock', type: PERF_TYPE_SOFTWARE, config: 0 },
-  { metric: m.cpuPerfPageFaults, event: 'page-faults', type: PERF_TYPE_SOFTWARE, config: 2 },
-  { metric: m.cpuPerfContextSwitches, event: 'context-switches', type: PERF_TYPE_SOFTWARE, config: 3 },
-  { metric: m.cpuPerfMigrations, event: 'cpu-migrations', type: PERF_TYPE_SOFTWARE, config: 4 },
-  { metric: m.cpuPerfPageFaultsMinor, event: 'minor-faults', type: PERF_TYPE_SOFTWARE, config: 5 },
-  { metric: m.cpuPerfPageFaultsMajor, event: 'major-faults', type: PERF_TYPE_SOFTWARE, config: 6 },
+/**
+ * perf_sw_ids, in the groups they can share: cpu-clock is an hrtimer event
+ * of its own PMU and counts nothing as a member of (or as the leader of) a
+ * group of the other software events (measured here: members read 0), so it
+ * is a group alone.
+ */
+const SOFTWARE_GROUPS: readonly (readonly PerfEvent[])[] = [
+  [
+    { metric: m.cpuPerfContextSwitches, event: 'context-switches', type: PERF_TYPE_SOFTWARE, config: 3 },
+    { metric: m.cpuPerfMigrations, event: 'cpu-migrations', type: PERF_TYPE_SOFTWARE, config: 4 },
+    { metric: m.cpuPerfPageFaults, event: 'page-faults', type: PERF_TYPE_SOFTWARE, config: 2 },
+    { metric: m.cpuPerfPageFaultsMinor, event: 'minor-faults', type: PERF_TYPE_SOFTWARE, config: 5 },
+    { metric: m.cpuPerfPageFaultsMajor, event: 'major-faults', type: PERF_TYPE_SOFTWARE, config: 6 },
+  ],
+  [{ metric: m.cpuPerfClock, event: 'cpu-clock', type: PERF_TYPE_SOFTWARE, config: 0 }],
 ];
+const SOFTWARE_EVENTS = SOFTWARE_GROUPS.flat().length;
 
 /** perf_hw_id; cycles first: it decides whether there is a PMU at all. */
 const HARDWARE: readonly PerfEvent[] = [
@@ -57,6 +65,20 @@ interface Slot {
   readonly labels: Labels;
 }
 
+/** The events of one kind (software or hardware) on one CPU, read with one read() of the leader. */
+interface Group {
+  readonly leader: number;
+  /** members in the order they joined: the order of their values in a read */
+  readonly slots: Slot[];
+}
+
+interface OpenError {
+  readonly event: string;
+  readonly cpu: number;
+  readonly code: string;
+  readonly message: string;
+}
+
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /**
@@ -69,29 +91,51 @@ export function scaled(value: bigint, enabled: bigint, running: bigint): number 
   return v <= SAFE ? Number(v) : v;
 }
 
-class Opened {
-  readonly fds: number[] = [];
-  readonly slots: Slot[] = [];
+/**
+ * Counters opened as one group per CPU and kind: reading a CPU's group is
+ * one syscall (and, for a CPU other than the reader's, one cross-CPU call)
+ * instead of one per event.
+ */
+class Groups {
+  readonly groups: Group[] = [];
+  private readonly fds: number[] = [];
   constructor(private readonly native: NativeAddon) {}
 
-  /** Opens the event on every CPU in `cpus`; returns the errors by CPU, if any. */
-  open(e: PerfEvent, cpus: readonly number[], labels: readonly Labels[]): { cpu: number; code: string; message: string }[] {
-    const failed: { cpu: number; code: string; message: string }[] = [];
-    for (const cpu of cpus) {
+  /** Opens `events` on `cpu` as a group, the first that opens leading; returns the events that failed. */
+  open(events: readonly PerfEvent[], cpu: number, labels: Labels): OpenError[] {
+    const failed: OpenError[] = [];
+    let group: Group | undefined;
+    for (const e of events) {
       try {
-        this.fds.push(this.native.perfOpen(e.type, e.config, cpu, -1));
-        this.slots.push({ metric: e.metric, labels: labels[cpu]! });
+        const fd = this.native.perfOpen(e.type, e.config, cpu, -1, group?.leader ?? -1);
+        this.fds.push(fd);
+        if (group === undefined) {
+          group = { leader: fd, slots: [] };
+          this.groups.push(group);
+        }
+        group.slots.push({ metric: e.metric, labels });
       } catch (error) {
-        failed.push({ cpu, code: errno(error), message: (error as Error).message });
+        failed.push({ event: e.event, cpu, code: errno(error), message: (error as Error).message });
       }
     }
     return failed;
   }
 
+  get size(): number {
+    return this.fds.length;
+  }
+
   close(): void {
     for (const fd of this.fds.splice(0)) this.native.closeFd(fd);
-    this.slots.length = 0;
+    this.groups.length = 0;
   }
+}
+
+/** "event: cpu 0 EACCES, cpu 1 EACCES" per event. */
+function describeErrors(errors: readonly OpenError[]): string[] {
+  const byEvent = new Map<string, string[]>();
+  for (const e of errors) byEvent.set(e.event, [...(byEvent.get(e.event) ?? []), `cpu ${e.cpu} ${e.code}`]);
+  return [...byEvent].map(([event, cpus]) => `${event}: ${cpus.join(', ')}`);
 }
 
 export const cpuPerfSampler: SamplerDefinition = {
@@ -112,70 +156,66 @@ export const cpuPerfSampler: SamplerDefinition = {
     }
     const n = native.numPossibleCpus;
     const labels = cpuLabels(n);
-    const opened = new Opened(native);
+    const groups = new Groups(native);
     const degraded: string[] = [];
 
     // Software events decide which CPUs exist: a possible CPU that is offline
     // fails every open with ENODEV and is left out, silently.
-    let cpus = Array.from({ length: n }, (_, i) => i);
-    const softErrors = new Map<string, { cpu: number; code: string; message: string }[]>();
-    for (const e of SOFTWARE) {
-      const failed = opened.open(e, cpus, labels);
-      if (failed.length > 0) softErrors.set(e.event, failed);
+    const softErrors: OpenError[] = [];
+    const cpus: number[] = [];
+    for (let cpu = 0; cpu < n; cpu++) {
+      const failed = SOFTWARE_GROUPS.flatMap((group) => groups.open(group, cpu, labels[cpu]!));
+      if (failed.length === SOFTWARE_EVENTS && failed.every((f) => f.code === 'ENODEV')) continue;
+      cpus.push(cpu);
+      softErrors.push(...failed);
     }
-    const offline = new Set(
-      cpus.filter((c) => SOFTWARE.every((e) => softErrors.get(e.event)?.some((f) => f.cpu === c && f.code === 'ENODEV'))),
-    );
-    if (offline.size > 0) {
-      ctx.log.info({ cpus: [...offline] }, 'possible CPUs that are offline are left out');
-      cpus = cpus.filter((c) => !offline.has(c));
-    }
-    for (const [event, failed] of softErrors) {
-      const real = failed.filter((f) => !offline.has(f.cpu));
-      if (real.length > 0) degraded.push(`${event}: ${real.map((f) => `cpu ${f.cpu} ${f.code}`).join(', ')}`);
-    }
-    if (opened.fds.length === 0) {
-      const first = [...softErrors.values()][0]?.[0];
+    if (cpus.length < n) ctx.log.info({ online: cpus }, 'possible CPUs that are offline are left out');
+    degraded.push(...describeErrors(softErrors));
+    if (groups.size === 0) {
+      const first = softErrors[0];
       throw new SamplerUnsupportedError(`perf_event_open fails for every software event${first ? `: ${first.message}` : ''}`);
     }
 
-    const [cycles, ...others] = HARDWARE;
-    const cyclesFailed = opened.open(cycles!, cpus, labels);
-    if (cyclesFailed.length === cpus.length && NO_PMU.has(cyclesFailed[0]!.code)) {
-      degraded.push(`unsupported: no hardware PMU (perf_event_open cycles: ${cyclesFailed[0]!.code}); software events only`);
+    // Hardware events, in a group per CPU led by cycles: when cycles opens on
+    // no CPU for want of a PMU, the sampler says so once and keeps the software part.
+    const hardErrors: OpenError[] = [];
+    for (const cpu of cpus) hardErrors.push(...groups.open(HARDWARE, cpu, labels[cpu]!));
+    const cyclesErrors = hardErrors.filter((e) => e.event === 'cycles');
+    if (cyclesErrors.length === cpus.length && NO_PMU.has(cyclesErrors[0]!.code)) {
+      degraded.push(`unsupported: no hardware PMU (perf_event_open cycles: ${cyclesErrors[0]!.code}); software events only`);
     } else {
-      const hardErrors: string[] = [];
-      if (cyclesFailed.length > 0) hardErrors.push(`cycles: ${cyclesFailed.map((f) => `cpu ${f.cpu} ${f.code}`).join(', ')}`);
-      for (const e of others) {
-        const failed = opened.open(e, cpus, labels);
-        if (failed.length > 0) hardErrors.push(`${e.event}: ${failed.map((f) => `cpu ${f.cpu} ${f.code}`).join(', ')}`);
-      }
-      degraded.push(...hardErrors);
+      degraded.push(...describeErrors(hardErrors));
     }
     if (degraded.length > 0) ctx.log.warn({ degraded }, 'cpu_perf runs without some of its counters');
 
-    const fds = Int32Array.from(opened.fds);
-    const out = new BigUint64Array(fds.length * 3);
-    const slots = opened.slots;
+    const all = groups.groups;
+    const leaders = Int32Array.from(all.map((g) => g.leader));
+    const width = 3 + Math.max(...all.map((g) => g.slots.length));
+    const out = new BigUint64Array(all.length * width);
     return {
       name: NAME,
       metrics: m.METRICS,
       ...(degraded.length > 0 ? { degraded: degraded.join('; ') } : {}),
       async refresh(): Promise<Reading> {
-        const failed = native.perfRead(fds, out);
-        if (failed === fds.length) throw new Error(`cpu_perf: every perf counter read failed (${failed})`);
+        const failed = native.perfRead(leaders, out, width);
+        if (failed === leaders.length) throw new Error(`cpu_perf: every perf counter read failed (${failed})`);
         const points: Point[] = [];
-        for (let i = 0; i < slots.length; i++) {
+        for (let g = 0; g < all.length; g++) {
+          const base = g * width;
+          const enabled = out[base + 1]!;
+          const running = out[base + 2]!;
           // a failed read leaves zeros, which reads as "never ran": left out
-          const v = scaled(out[3 * i]!, out[3 * i + 1]!, out[3 * i + 2]!);
-          if (v === undefined) continue;
-          const s = slots[i]!;
-          points.push({ metric: s.metric, labels: s.labels, value: v });
+          const slots = all[g]!.slots;
+          for (let j = 0; j < slots.length; j++) {
+            const v = scaled(out[base + 3 + j]!, enabled, running);
+            if (v === undefined) continue;
+            points.push({ metric: slots[j]!.metric, labels: slots[j]!.labels, value: v });
+          }
         }
         return { points, skipped: failed };
       },
       async close(): Promise<void> {
-        opened.close();
+        groups.close();
       },
     };
   },
