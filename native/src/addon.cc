@@ -77,6 +77,18 @@ Napi::Value BtfEnum(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// releaseBtf(): frees the BTF loaded by btfHasType / btfEnum (~6 MB for
+// vmlinux); the next lookup loads it again.
+Napi::Value ReleaseBtf(const Napi::CallbackInfo& info) {
+  for (auto& [name, btf] : g_btf) {
+    if (!name.empty()) btf__free(btf);
+  }
+  auto base = g_btf.find("");
+  if (base != g_btf.end()) btf__free(base->second);
+  g_btf.clear();
+  return info.Env().Undefined();
+}
+
 // enableStats() -> fd: the kernel counts run time of every BPF program while the fd is open.
 Napi::Value EnableStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -95,6 +107,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("BpfObject", BpfObject::Define(env));
   exports.Set("btfHasType", Napi::Function::New(env, BtfHasType));
   exports.Set("btfEnum", Napi::Function::New(env, BtfEnum));
+  exports.Set("releaseBtf", Napi::Function::New(env, ReleaseBtf));
   exports.Set("enableStats", Napi::Function::New(env, EnableStats));
   exports.Set("perfOpen", Napi::Function::New(env, PerfOpen));
   exports.Set("perfRead", Napi::Function::New(env, PerfRead));

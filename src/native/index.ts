@@ -65,6 +65,8 @@ export interface NativeAddon {
   btfHasType(name: string, kind: 'typedef' | 'struct' | 'enum' | 'func', module?: string): boolean;
   /** the members of a vmlinux enum, or null */
   btfEnum(name: string): Record<string, number> | null;
+  /** frees the BTF the two lookups above load and keep (~6 MB for vmlinux); the next lookup loads it again (~10 ms) */
+  releaseBtf(): void;
   /** BPF_ENABLE_STATS: run time is counted while the returned fd is open */
   enableStats(): number;
   /**

@@ -61,5 +61,8 @@ test('the kernel BTF answers type and enum lookups', (t) => {
   const reasons = native.btfEnum('skb_drop_reason');
   t.is(reasons?.SKB_DROP_REASON_NOT_SPECIFIED, 2);
   t.is(native.btfEnum('no_such_enum'), null);
+  native.releaseBtf();
+  t.true(native.btfHasType('btf_trace_sched_switch', 'typedef'), 'loaded again after a release');
+  native.releaseBtf();
   t.is(native.libbpfVersion, '1.1');
 });

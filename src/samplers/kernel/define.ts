@@ -8,7 +8,7 @@ import type { MetricDecl } from '../../metrics/metric.js';
 import type { BpfObject } from '../../native/index.js';
 import type { Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
 import type { BpfLayout } from './layout.js';
-import { openBpf, type LoadedBpf } from './load.js';
+import { openBpf, releaseBtf, type LoadedBpf } from './load.js';
 
 export interface BpfSamplerSpec {
   readonly name: string;
@@ -29,23 +29,28 @@ export function defineBpfSampler(spec: BpfSamplerSpec): SamplerDefinition {
     kernel: true,
     layouts: [spec.layout],
     async init(ctx: SamplerContext): Promise<Sampler> {
-      const bpf = openBpf(spec.layout, { sampler: spec.name, log: ctx.log, events: ctx.bpfEvents, afterLoad: spec.afterLoad });
+      let bpf: LoadedBpf | undefined;
       let read: () => Reading;
       try {
+        bpf = openBpf(spec.layout, { sampler: spec.name, log: ctx.log, events: ctx.bpfEvents, afterLoad: spec.afterLoad });
         read = spec.reader(bpf, ctx);
       } catch (error) {
-        bpf.close();
+        bpf?.close();
         throw error;
+      } finally {
+        // the kernel's BTF is needed only while samplers start: do not keep ~6 MB of it
+        releaseBtf();
       }
+      const loaded = bpf;
       return {
         name: spec.name,
         metrics: spec.metrics,
-        ...(bpf.degraded.length > 0 ? { degraded: bpf.degraded.join('; ') } : {}),
+        ...(loaded.degraded.length > 0 ? { degraded: loaded.degraded.join('; ') } : {}),
         async refresh(): Promise<Reading> {
           return read();
         },
         async close(): Promise<void> {
-          bpf.close();
+          loaded.close();
         },
       };
     },

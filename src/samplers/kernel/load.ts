@@ -62,6 +62,15 @@ export function requireBpf(): NativeAddon {
   }
 }
 
+/** Frees the kernel BTF that the tracepoint checks loaded, when the addon is there at all. */
+export function releaseBtf(): void {
+  try {
+    loadNative().releaseBtf();
+  } catch {
+    // no addon: nothing was loaded
+  }
+}
+
 export function openBpf(layout: BpfLayout, o: OpenOptions): LoadedBpf {
   const native = requireBpf();
   const path = bpfObjectPath(layout.object);
