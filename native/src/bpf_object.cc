@@ -40,6 +40,7 @@ Napi::Function BpfObject::Define(Napi::Env env) {
       InstanceMethod<&BpfObject::Lookup>("lookup"),
       InstanceMethod<&BpfObject::Update>("update"),
       InstanceMethod<&BpfObject::ProgramStats>("programStats"),
+      InstanceMethod<&BpfObject::ReadRunStats>("readRunStats"),
       InstanceMethod<&BpfObject::TestRun>("testRun"),
       InstanceMethod<&BpfObject::Close>("close"),
   });
@@ -285,6 +286,32 @@ Napi::Value BpfObject::ProgramStats(const Napi::CallbackInfo& info) {
     out.Set(i++, p);
   }
   return out;
+}
+
+Napi::Value BpfObject::ReadRunStats(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  if (!Open(info)) return env.Undefined();
+  if (info.Length() < 1 || !info[0].IsTypedArray()) {
+    Napi::TypeError::New(env, "readRunStats(out: BigUint64Array)").ThrowAsJavaScriptException();
+    return env.Undefined();
+  }
+  auto out = info[0].As<Napi::TypedArrayOf<uint64_t>>();
+  size_t n = 0;
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, obj_) {
+    if (links_.count(bpf_program__name(prog)) == 0) continue;
+    if (2 * n + 2 > out.ElementLength()) break;
+    struct bpf_prog_info pinfo = {};
+    __u32 len = sizeof(pinfo);
+    if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &pinfo, &len) == 0) {
+      out[2 * n] = pinfo.run_cnt;
+      out[2 * n + 1] = pinfo.run_time_ns;
+    } else {
+      out[2 * n] = out[2 * n + 1] = 0;
+    }
+    n++;
+  }
+  return Napi::Number::New(env, static_cast<double>(n));
 }
 
 Napi::Value BpfObject::TestRun(const Napi::CallbackInfo& info) {

@@ -26,6 +26,7 @@ class BpfObject : public Napi::ObjectWrap<BpfObject> {
   Napi::Value Lookup(const Napi::CallbackInfo& info);
   Napi::Value Update(const Napi::CallbackInfo& info);
   Napi::Value ProgramStats(const Napi::CallbackInfo& info);
+  Napi::Value ReadRunStats(const Napi::CallbackInfo& info);
   Napi::Value TestRun(const Napi::CallbackInfo& info);
   Napi::Value Close(const Napi::CallbackInfo& info);
 

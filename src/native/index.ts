@@ -54,6 +54,13 @@ export interface BpfObject {
   lookup(map: string, key: Buffer): Buffer | null;
   update(map: string, key: Buffer, value: Buffer): void;
   programStats(): BpfProgramStats[];
+  /**
+   * Run count and run time of each attached program, in program order (the
+   * order of programs() filtered to attached), into out[2i] and out[2i+1];
+   * returns how many programs were written. No object per program: for
+   * every refresh.
+   */
+  readRunStats(out: BigUint64Array): number;
   /** BPF_PROG_TEST_RUN; returns the program's return value */
   testRun(program: string, ctx?: Buffer): number;
   close(): void;

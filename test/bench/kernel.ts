@@ -621,7 +621,7 @@ function summariseProfile(dir: string, fromUs: number, toUs: number, label: stri
 async function agentRun(nats: NatsServer, jsm: JetStreamManager, nc: NatsConnection, host: string, interval: string, label: string): Promise<AgentRun> {
   const profDir = flags['cpu-prof'] === true ? join(procs.dataDir as string, `prof-${host}`) : undefined;
   if (profDir !== undefined) mkdirSync(profDir);
-  const agent = spawnTracked(process.execPath, [...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=500']), ENTRY, 'agent', '--nats', nats.url, '--host', host, '--interval', interval, '--log-level', 'warn']);
+  const agent = spawnTracked(process.execPath, [...(profDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=5000']), ENTRY, 'agent', '--nats', nats.url, '--host', host, '--interval', interval, '--log-level', 'warn']);
   const log = stderrTail(agent);
   const exitedEarly = (): string | undefined => (alive(agent) ? undefined : `the agent exited (${agent.exitCode ?? agent.signalCode}): ${log()}`);
   const filter = `${METRICS_PREFIX}.${host}.>`;

@@ -2,11 +2,14 @@ import test from 'ava';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { count, KernelHarness, num, window } from '../helpers/kernel.js';
 
+// Serial: the BPF objects a process loads are registered by sampler name (what
+// rezolus_bpf reads), so two agents of one process must not overlap.
+//
 // One program of scheduler_runqueue is pointed at a tracepoint this kernel
 // does not have: the sampler runs degraded and says which program, its other
 // programs still work, and the other samplers (BPF and procfs) are untouched.
 
-test('a program that cannot attach leaves its sampler degraded and everything else working', async (t) => {
+test.serial('a program that cannot attach leaves its sampler degraded and everything else working', async (t) => {
   const k = await KernelHarness.start(['scheduler_runqueue', 'syscall_counts', 'cpu_usage'], {
     bpfEvents: { sched_wakeup_new: 'sched_wakeup_new_missing' },
   });
@@ -29,7 +32,7 @@ test('a program that cannot attach leaves its sampler degraded and everything el
   }
 });
 
-test('a sampler whose every program is missing is unsupported, with the reason', async (t) => {
+test.serial('a sampler whose every program is missing is unsupported, with the reason', async (t) => {
   const k = await KernelHarness.start(['syscall_counts'], { bpfEvents: { sys_enter: 'sys_enter_missing' } });
   try {
     t.deepEqual(k.status('syscall_counts').status, {
@@ -41,7 +44,7 @@ test('a sampler whose every program is missing is unsupported, with the reason',
   }
 });
 
-test('without root every BPF sampler is unsupported with one clear reason, and the procfs samplers run', async (t) => {
+test.serial('without root every BPF sampler is unsupported with one clear reason, and the procfs samplers run', async (t) => {
   const helpers = new URL('../helpers/kernel.ts', import.meta.url).pathname;
   const registry = new URL('../../src/samplers/registry.ts', import.meta.url).pathname;
   const script = `
@@ -63,4 +66,28 @@ test('without root every BPF sampler is unsupported with one clear reason, and t
     t.deepEqual(byName.get(name), { state: 'unsupported', reason: 'needs root to load BPF programs' }, name);
   }
   for (const [name, s] of out.status) if (name !== 'cpu_usage') t.not(s.state, 'active', `${name} runs as an unprivileged user?`);
+});
+
+test.serial('rezolus_bpf without bpf_stats lists every attached program, and its figures hold still while the kernel does not count', async (t) => {
+  const k = await KernelHarness.start(['rezolus_bpf', 'scheduler_runqueue', 'syscall_counts']);
+  try {
+    const a = await k.read('rezolus_bpf');
+    await sleep(200);
+    const b = await k.read('rezolus_bpf');
+    const keys = [...b.keys()].filter((key) => key.startsWith('rezolus_bpf_run_count{'));
+    t.deepEqual(keys.sort(), [
+      'rezolus_bpf_run_count{sampler=scheduler_runqueue,program=sched_switch}',
+      'rezolus_bpf_run_count{sampler=scheduler_runqueue,program=sched_wakeup_new}',
+      'rezolus_bpf_run_count{sampler=scheduler_runqueue,program=sched_wakeup}',
+      'rezolus_bpf_run_count{sampler=syscall_counts,program=sys_enter}',
+    ]);
+    const { readFileSync } = await import('node:fs');
+    if (readFileSync('/proc/sys/kernel/bpf_stats_enabled', 'utf8').trim() === '0') {
+      t.deepEqual([...b.entries()], [...a.entries()], 'nothing counts, so nothing moves');
+    } else {
+      t.log('kernel.bpf_stats_enabled is on here: the figures may move');
+    }
+  } finally {
+    await k.stop();
+  }
 });

@@ -6,15 +6,33 @@
  * close; otherwise the figures stay zero unless sysctl
  * kernel.bpf_stats_enabled=1.
  */
+import { readFileSync } from 'node:fs';
+import type { BpfObject } from '../../../native/index.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { requireBpf } from '../../kernel/load.js';
-import { loadedObjects } from '../../kernel/loaded.js';
+import { loadedObjects, loadedVersion } from '../../kernel/loaded.js';
 import { bpfRunCount, bpfRunTime, METRICS } from './metrics.js';
 
 const NAME = 'rezolus_bpf';
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const STATS_SYSCTL = '/proc/sys/kernel/bpf_stats_enabled';
 
 const counter = (v: bigint): number | bigint => (v <= SAFE ? Number(v) : v);
+
+/** What to read from one loaded object: its attached programs' labels, in the order readRunStats writes them. */
+interface ObjectPlan {
+  readonly object: BpfObject;
+  readonly labels: readonly Labels[];
+}
+
+/** Whether the kernel counts BPF run time now (a BPF_ENABLE_STATS fd anywhere, or the sysctl). */
+function statsEnabled(): boolean {
+  try {
+    return readFileSync(STATS_SYSCTL, 'latin1').trim() !== '0';
+  } catch {
+    return true; // cannot tell: read the programs
+  }
+}
 
 export const rezolusBpfSampler: SamplerDefinition = {
   name: NAME,
@@ -35,38 +53,47 @@ export const rezolusBpfSampler: SamplerDefinition = {
         ctx.log.warn({ error: String(error) }, 'BPF stats stay off');
       }
     }
-    // sampler → program → labels, created on first sight and reused
-    const labels = new Map<string, Map<string, Labels>>();
-    const labelsOf = (sampler: string, program: string): Labels => {
-      let bySampler = labels.get(sampler);
-      if (bySampler === undefined) labels.set(sampler, (bySampler = new Map()));
-      let l = bySampler.get(program);
-      if (l === undefined) bySampler.set(program, (l = Object.freeze({ sampler, program })));
-      return l;
+    let planVersion = -1;
+    let plan: ObjectPlan[] = [];
+    let out = new BigUint64Array(0);
+    let last: Reading | undefined;
+    /** The attached programs of every loaded object, with label objects made once per object load. */
+    const replan = (): void => {
+      plan = loadedObjects().map(([sampler, object]) => ({
+        object,
+        labels: object.programStats().filter((p) => p.attached).map((p) => Object.freeze({ sampler, program: p.name })),
+      }));
+      out = new BigUint64Array(2 * Math.max(1, ...plan.map((p) => p.labels.length)));
+      planVersion = loadedVersion();
     };
     return {
       name: NAME,
       metrics: METRICS,
       ...(degraded !== undefined ? { degraded } : {}),
       async refresh(): Promise<Reading> {
+        // While the kernel does not count, the figures cannot move: the last reading stands
+        // (one read of a sysctl instead of a bpf syscall per program).
+        if (planVersion === loadedVersion() && last !== undefined && statsFd < 0 && !statsEnabled()) {
+          return { points: last.points, skipped: 0 };
+        }
+        if (planVersion !== loadedVersion()) replan();
         const points: Point[] = [];
         let skipped = 0;
-        for (const [sampler, object] of loadedObjects()) {
-          let stats;
+        for (const { object, labels } of plan) {
+          let n: number;
           try {
-            stats = object.programStats();
+            n = object.readRunStats(out);
           } catch {
             skipped++; // closed between the listing and the read
             continue;
           }
-          for (const p of stats) {
-            if (!p.attached) continue;
-            const l = labelsOf(sampler, p.name);
-            points.push({ metric: bpfRunCount, labels: l, value: counter(p.runCount) });
-            points.push({ metric: bpfRunTime, labels: l, value: counter(p.runTimeNs) });
+          for (let i = 0; i < n && i < labels.length; i++) {
+            points.push({ metric: bpfRunCount, labels: labels[i]!, value: counter(out[2 * i]!) });
+            points.push({ metric: bpfRunTime, labels: labels[i]!, value: counter(out[2 * i + 1]!) });
           }
         }
-        return { points, skipped };
+        last = { points, skipped };
+        return last;
       },
       async close(): Promise<void> {
         if (statsFd >= 0) native.closeFd(statsFd);
