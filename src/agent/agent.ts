@@ -136,7 +136,8 @@ export class Agent implements AgentIntrospection {
     }
     const counts = { active: 0, degraded: 0, disabled: 0, unsupported: 0, failed: 0 };
     for (const r of this.runtimes) counts[r.status.state]++;
-    this.o.log.info(counts, 'samplers started');
+    const others = Object.fromEntries(this.runtimes.filter((r) => r.status.state !== 'active').map((r) => [r.definition.name, r.status.state]));
+    this.o.log.info({ ...counts, not_active: others }, 'samplers started');
     for (const interval of new Set(this.runtimes.filter((r) => r.sampler).map((r) => r.intervalMs))) {
       this.schedule(interval);
     }
@@ -168,6 +169,10 @@ export class Agent implements AgentIntrospection {
 
   samplerStats(): readonly SamplerStats[] {
     return this.status().filter((s) => s.status.state !== 'disabled' && s.status.state !== 'unsupported');
+  }
+
+  samplerStates(): { name: string; state: SamplerState['state'] }[] {
+    return this.runtimes.map((r) => ({ name: r.definition.name, state: r.status.state }));
   }
 
   publishStats(): PublishStats {

@@ -28,6 +28,13 @@ publishes cumulative frames to JetStream stream REZOLUS, creating the stream
 and the descriptor/status KV buckets when missing. Keeps publishing through
 NATS outages from a bounded buffer ([buffer] max_bytes).
 
+Kernel samplers (eBPF histograms of scheduler, syscall, block I/O, network,
+TCP and file system latency; perf counters) need root and a kernel with BTF;
+npm start / npm run build:native builds them. [kernel] in the config turns
+them off. Each sampler's state (active, degraded, disabled, unsupported,
+failed) and why is logged at start, kept in KV rezolus_status and published
+as rezolus_sampler_state.
+
 Options:
   --host NAME        host name in subjects and labels (default: hostname)
   --interval DUR     refresh interval of every sampler, e.g. 100ms, 1s (default per sampler, 1s)

@@ -48,7 +48,7 @@ export const AGENT_SPEC: FileSpec = {
     doc: 'Samplers that read the live kernel through BPF programs and perf events (they need root; BPF needs BTF).',
     keys: {
       enabled: { type: 'boolean', default: true, doc: 'Run them (each still obeys its own [samplers.<name>] table). false reports them disabled: for an agent whose procfs root is a fixture.' },
-      bpf_stats: { type: 'boolean', default: false, doc: 'Have the kernel count run count and run time of every BPF program while the agent runs (BPF_ENABLE_STATS, released on exit; costs tens of ns per program run), so bpf_self publishes them. Off, bpf_self publishes zeros unless sysctl kernel.bpf_stats_enabled=1.' },
+      bpf_stats: { type: 'boolean', default: false, doc: 'Have the kernel count run count and run time of every BPF program while the agent runs (BPF_ENABLE_STATS, released on exit; costs tens of ns per program run), so rezolus_bpf publishes them. Off, rezolus_bpf publishes zeros unless sysctl kernel.bpf_stats_enabled=1.' },
     },
   },
   http: {

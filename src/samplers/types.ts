@@ -69,8 +69,14 @@ export interface PublishStats {
   readonly bufferedBytes: number;
 }
 
+/** The states a sampler can be in (the agent's status reports why for each but active). */
+export const SAMPLER_STATES = ['active', 'degraded', 'disabled', 'unsupported', 'failed'] as const;
+export type SamplerStateName = (typeof SAMPLER_STATES)[number];
+
 export interface AgentIntrospection {
   samplerStats(): readonly SamplerStats[];
+  /** every sampler of the registry and its state now */
+  samplerStates(): readonly { readonly name: string; readonly state: SamplerStateName }[];
   publishStats(): PublishStats;
 }
 

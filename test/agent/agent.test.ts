@@ -433,6 +433,12 @@ test('every procfs sampler of the registry against the fixture root publishes fr
   const published = selfFrame.descriptor.series.findIndex(([m]) => m === 'rezolus_publish_frames');
   // the second rezolus_self refresh ran after the first tick's 9 frames were published
   t.true((selfFrame.values[published] as number) >= 9);
+  // one series per sampler and state, 1 for the state it is in
+  const states = selfFrame.descriptor.series
+    .map(([m, l], i) => [m, l, selfFrame.values[i]] as const)
+    .filter(([m]) => m === 'rezolus_sampler_state');
+  t.is(states.length, names.length * 5);
+  t.deepEqual(states.filter(([, , v]) => v === 1).map(([, l]) => `${l[0]}=${l[1]}`).sort(), names.map((n) => `${n}=active`).sort());
 });
 
 // ---------------------------------------------------------------- timing

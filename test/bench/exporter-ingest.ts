@@ -216,6 +216,7 @@ function fakeIntrospection(names: readonly string[]): AgentIntrospection {
     samplerStats: (): SamplerStats[] =>
       names.map((name, i) => ({ name, refreshNs: BigInt(40_000 * (i + 1)) * 3600n, refreshes: 3600, errors: i % 3, skipped: 0, overruns: 0 })),
     publishStats: () => ({ published: 32_400, dropped: 0, retries: 2, buffered: 0, bufferedBytes: 0 }),
+    samplerStates: () => names.map((name) => ({ name, state: 'active' as const })),
   };
 }
 

@@ -8,6 +8,7 @@ import { PROC, SYS } from '../helpers/fixtures.js';
 const agent: AgentIntrospection = {
   samplerStats: () => [{ name: 'cpu_usage', refreshNs: 5000n, refreshes: 1, errors: 0, skipped: 0, overruns: 0 }],
   publishStats: () => ({ published: 1, dropped: 0, retries: 0, buffered: 0, bufferedBytes: 0 }),
+  samplerStates: () => [{ name: 'cpu_usage', state: 'active' }, { name: 'cpu_perf', state: 'degraded' }],
 };
 
 for (const definition of SAMPLERS) {

@@ -51,6 +51,16 @@ function pidMax(): number {
   return 4_194_304;
 }
 
+/** Why an object file is missing: its build error (kept beside it by the build) or never built. */
+function notBuilt(path: string): string {
+  try {
+    const error = readFileSync(`${path}.error`, 'utf8').split('\n').find((l) => /error:/.test(l)) ?? '';
+    return `BPF object ${path} failed to build${error ? `: ${error.trim()}` : ''} (npm run build:native shows the whole error)`;
+  } catch {
+    return `BPF object ${path} is not built (npm run build:native)`;
+  }
+}
+
 /** Throws SamplerUnsupportedError when BPF cannot work on this host at all. */
 export function requireBpf(): NativeAddon {
   if (process.getuid?.() !== 0) throw new SamplerUnsupportedError('needs root to load BPF programs');
@@ -74,7 +84,7 @@ export function releaseBtf(): void {
 export function openBpf(layout: BpfLayout, o: OpenOptions): LoadedBpf {
   const native = requireBpf();
   const path = bpfObjectPath(layout.object);
-  if (!existsSync(path)) throw new SamplerUnsupportedError(`BPF object ${path} is not built (npm run build:native)`);
+  if (!existsSync(path)) throw new SamplerUnsupportedError(notBuilt(path));
   const object = new native.BpfObject(path);
   try {
     return loadInto(object, native, layout, o);

@@ -5,6 +5,7 @@
  * PMU. Without one, perf_event_open(PERF_TYPE_HARDWARE) fails (ENOENT) and
  * the sampler runs degraded with the software part.
  */
+import { readFileSync } from 'node:fs';
 import { loadNative, type NativeAddon } from '../../../native/index.js';
 import type { MetricDecl } from '../../../metrics/metric.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
@@ -131,6 +132,17 @@ class Groups {
   }
 }
 
+/** What lets a process count every task on a CPU, and this host's setting. */
+function permissionHint(): string {
+  let paranoid = '?';
+  try {
+    paranoid = readFileSync('/proc/sys/kernel/perf_event_paranoid', 'latin1').trim();
+  } catch {
+    // not readable: say what to check
+  }
+  return `system-wide counters need root or CAP_PERFMON, or kernel.perf_event_paranoid <= 0; it is ${paranoid} here`;
+}
+
 /** "event: cpu 0 EACCES, cpu 1 EACCES" per event. */
 function describeErrors(errors: readonly OpenError[]): string[] {
   const byEvent = new Map<string, string[]>();
@@ -173,7 +185,8 @@ export const cpuPerfSampler: SamplerDefinition = {
     degraded.push(...describeErrors(softErrors));
     if (groups.size === 0) {
       const first = softErrors[0];
-      throw new SamplerUnsupportedError(`perf_event_open fails for every software event${first ? `: ${first.message}` : ''}`);
+      const hint = first?.code === 'EACCES' || first?.code === 'EPERM' ? ` (${permissionHint()})` : '';
+      throw new SamplerUnsupportedError(`perf_event_open fails for every software event${first ? `: ${first.message}` : ''}${hint}`);
     }
 
     // Hardware events, in a group per CPU led by cycles: when cycles opens on

@@ -32,6 +32,13 @@ export const overruns = metric({
   name: 'rezolus_sampler_overruns', kind: MetricKind.Counter, unit: Unit.Count, labels: ['sampler'],
   description: 'Ticks a sampler missed because its previous refresh was still running.',
 });
+export const samplerState = metric({
+  name: 'rezolus_sampler_state', kind: MetricKind.Gauge, unit: Unit.Count, labels: ['sampler', 'state'],
+  description:
+    'Each sampler\'s state, one series per state (active, degraded, disabled, unsupported, failed): 1 for the state it is in, ' +
+    '0 for the others. The reason of a degraded, disabled or unsupported sampler and the error of a failed one are in the ' +
+    'agent\'s log and its rezolus_status KV entry.',
+});
 export const published = metric({
   name: 'rezolus_publish_frames', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
   description: 'Frames acked by JetStream.',
@@ -54,6 +61,6 @@ export const bufferedBytes = metric({
 });
 
 export const METRICS = [
-  cpuUsage, residentSetSize, heapUsed, refreshTime, refreshes, refreshErrors, skippedEntries, overruns,
+  cpuUsage, residentSetSize, heapUsed, refreshTime, refreshes, refreshErrors, skippedEntries, overruns, samplerState,
   published, dropped, retries, buffered, bufferedBytes,
 ] as const;

@@ -1,5 +1,5 @@
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { NO_LABELS, SamplerUnsupportedError } from '../../types.js';
+import { NO_LABELS, SAMPLER_STATES, SamplerUnsupportedError } from '../../types.js';
 import * as m from './metrics.js';
 
 const USER: Labels = { state: 'user' };
@@ -16,6 +16,13 @@ export const rezolusSelfSampler: SamplerDefinition = {
     const byName = (name: string): Labels => {
       let l = labels.get(name);
       if (l === undefined) labels.set(name, (l = { sampler: name }));
+      return l;
+    };
+    // sampler → one { sampler, state } label object per state, made once
+    const stateLabels = new Map<string, readonly Labels[]>();
+    const statesOf = (name: string): readonly Labels[] => {
+      let l = stateLabels.get(name);
+      if (l === undefined) stateLabels.set(name, (l = SAMPLER_STATES.map((state) => Object.freeze({ sampler: name, state }))));
       return l;
     };
     return {
@@ -45,6 +52,12 @@ export const rezolusSelfSampler: SamplerDefinition = {
             { metric: m.skippedEntries, labels: l, value: s.skipped },
             { metric: m.overruns, labels: l, value: s.overruns },
           );
+        }
+        for (const { name, state } of agent.samplerStates()) {
+          const l = statesOf(name);
+          for (let i = 0; i < SAMPLER_STATES.length; i++) {
+            points.push({ metric: m.samplerState, labels: l[i]!, value: SAMPLER_STATES[i] === state ? 1 : 0 });
+          }
         }
         return { points, skipped: 0 };
       },
