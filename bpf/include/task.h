@@ -16,4 +16,13 @@ static __always_inline unsigned int task_state(struct task_struct *t)
   return (unsigned int)BPF_CORE_READ(old, state);
 }
 
+/* When the task was created, in the clock of bpf_ktime_get_ns (monotonic
+ * ns). A per-thread stamp older than this was left by an earlier thread with
+ * the same id (one that exited in the middle of what was stamped): it must
+ * not be taken for this thread's. */
+static __always_inline u64 task_start_ns(struct task_struct *t)
+{
+  return BPF_CORE_READ(t, start_time);
+}
+
 #endif

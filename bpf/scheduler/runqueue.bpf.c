@@ -28,14 +28,15 @@ static __always_inline void stamp(void *map, u32 pid, u64 now)
   if (ts) *ts = now;
 }
 
-/* Returns and clears the stamp; 0 when there was none. */
-static __always_inline u64 take(void *map, u32 pid)
+/* Returns and clears the stamp of task t; 0 when there was none, or when it
+ * is older than t itself (left by an exited thread whose id t reuses). */
+static __always_inline u64 take(void *map, u32 pid, struct task_struct *t)
 {
   u64 *ts = bpf_map_lookup_elem(map, &pid);
   if (!ts) return 0;
   u64 v = *ts;
   *ts = 0;
-  return v;
+  return v >= task_start_ns(t) ? v : 0;
 }
 
 static __always_inline int on_wakeup(struct task_struct *p)
@@ -65,29 +66,30 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
   u32 next_pid = next->pid;
 
   if (prev_pid) {
-    u64 began = take(&oncpu_at, prev_pid);
+    u64 began = take(&oncpu_at, prev_pid, prev);
     if (task_state(prev) == TASK_RUNNING) {
       /* preempted while runnable: back on the runqueue, and its slice ended */
       counter_add(&counters, BANK_WIDTH, CS_INVOLUNTARY, 1);
       stamp(&enqueued_at, prev_pid, now);
       if (began && now > began) histogram_add(&running, 0, now - began);
     } else {
+      /* blocked, slept or exited: off CPU until it runs again */
       counter_add(&counters, BANK_WIDTH, CS_VOLUNTARY, 1);
+      stamp(&offcpu_at, prev_pid, now);
     }
-    stamp(&offcpu_at, prev_pid, now);
   } else {
     counter_add(&counters, BANK_WIDTH, CS_VOLUNTARY, 1);
   }
 
   if (next_pid) {
     u64 wait = 0;
-    u64 queued = take(&enqueued_at, next_pid);
+    u64 queued = take(&enqueued_at, next_pid, next);
     if (queued && now > queued) {
       wait = now - queued;
       histogram_add(&runqueue_latency, 0, wait);
       counter_add(&counters, BANK_WIDTH, RUNQUEUE_WAIT, wait);
     }
-    u64 left = take(&offcpu_at, next_pid);
+    u64 left = take(&offcpu_at, next_pid, next);
     if (left && now > left && now - left >= wait) histogram_add(&offcpu, 0, now - left - wait);
     stamp(&oncpu_at, next_pid, now);
   }

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "counters.h"
 #include "histogram.h"
+#include "task.h"
 
 #define CLASSES 16
 #define MAX_SYSCALL 1024
@@ -44,6 +45,9 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
   u64 now = bpf_ktime_get_ns();
   u64 began = s->ts;
   s->ts = 0;
+  /* A new thread's first sys_exit (the return from clone) has no sys_enter of
+   * its own: a stamp older than the thread was left by an exited one. */
+  if (began < task_start_ns(bpf_get_current_task_btf())) return 0;
   if (now > began && s->cls < CLASSES) histogram_add(&latency, s->cls, now - began);
   return 0;
 }

@@ -23,7 +23,9 @@ export const schedulerOffcpu = metric({
   kind: MetricKind.Histogram,
   unit: Unit.Nanoseconds,
   labels: [],
-  description: 'Time tasks spent off CPU, not counting their runqueue wait (sleeping, blocked on I/O or locks); BPF on tp_btf sched_switch.',
+  description:
+    'Time tasks spent off CPU after a voluntary switch (sleeping, blocked on I/O or a lock, yielding) until they ran again, ' +
+    'not counting the runqueue wait after their wakeup; BPF on tp_btf sched_switch.',
 });
 
 export const schedulerContextSwitch = metric({
