@@ -1,4 +1,7 @@
-/* Task helpers: reads that CO-RE relocates for this kernel. */
+/* Task helpers: reads that CO-RE relocates for this kernel. They take the
+ * BTF-typed task pointers of tp_btf arguments and bpf_get_current_task_btf(),
+ * which the verifier lets programs read directly, without a probe-read helper
+ * call per field. */
 #ifndef REZOLUS_TASK_H
 #define REZOLUS_TASK_H
 
@@ -11,7 +14,7 @@ struct task_struct___pre514 {
 
 static __always_inline unsigned int task_state(struct task_struct *t)
 {
-  if (bpf_core_field_exists(t->__state)) return BPF_CORE_READ(t, __state);
+  if (bpf_core_field_exists(t->__state)) return t->__state;
   struct task_struct___pre514 *old = (void *)t;
   return (unsigned int)BPF_CORE_READ(old, state);
 }
@@ -22,7 +25,7 @@ static __always_inline unsigned int task_state(struct task_struct *t)
  * not be taken for this thread's. */
 static __always_inline u64 task_start_ns(struct task_struct *t)
 {
-  return BPF_CORE_READ(t, start_time);
+  return t->start_time;
 }
 
 #endif

@@ -35,6 +35,7 @@ static __always_inline u64 take(void *map, u32 pid, struct task_struct *t)
   u64 *ts = bpf_map_lookup_elem(map, &pid);
   if (!ts) return 0;
   u64 v = *ts;
+  if (!v) return 0;
   *ts = 0;
   return v >= task_start_ns(t) ? v : 0;
 }
