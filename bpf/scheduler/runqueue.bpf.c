@@ -68,8 +68,10 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 
   if (prev_pid) {
     u64 began = take(&oncpu_at, prev_pid, prev);
-    if (task_state(prev) == TASK_RUNNING) {
-      /* preempted while runnable: back on the runqueue, and its slice ended */
+    if (preempt || task_state(prev) == TASK_RUNNING) {
+      /* preempted (also between setting a sleep state and calling schedule(),
+       * when the state is no longer RUNNING) or yielded while runnable: back
+       * on the runqueue, and its slice ended */
       counter_add(&counters, BANK_WIDTH, CS_INVOLUNTARY, 1);
       stamp(&enqueued_at, prev_pid, now);
       if (began && now > began) histogram_add(&running, 0, now - began);

@@ -60,6 +60,24 @@ Napi::Value BtfHasType(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(env, btf__find_by_name_kind(btf, name.c_str(), kind) > 0);
 }
 
+// btfTracepointArgs(event, module = "") -> how many arguments tracepoint
+// `event` passes to tp_btf programs (the prototype of btf_trace_<event>,
+// less its leading void *), or -1 when this kernel has no such tracepoint.
+Napi::Value BtfTracepointArgs(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string name = "btf_trace_" + info[0].ToString().Utf8Value();
+  std::string module = info.Length() > 1 && info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+  struct btf* btf = KernelBtf(module);
+  if (btf == nullptr) return Napi::Number::New(env, -1);
+  int id = btf__find_by_name_kind(btf, name.c_str(), BTF_KIND_TYPEDEF);
+  if (id <= 0) return Napi::Number::New(env, -1);
+  const struct btf_type* t = btf__type_by_id(btf, id);
+  // typedef -> pointer -> function prototype
+  for (int hops = 0; hops < 2 && t != nullptr; hops++) t = btf__type_by_id(btf, t->type);
+  if (t == nullptr || !btf_is_func_proto(t) || btf_vlen(t) < 1) return Napi::Number::New(env, -1);
+  return Napi::Number::New(env, btf_vlen(t) - 1);
+}
+
 // btfEnum(name) -> { NAME: value } of a vmlinux enum, or null.
 Napi::Value BtfEnum(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -107,6 +125,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("BpfObject", BpfObject::Define(env));
   exports.Set("btfHasType", Napi::Function::New(env, BtfHasType));
   exports.Set("btfEnum", Napi::Function::New(env, BtfEnum));
+  exports.Set("btfTracepointArgs", Napi::Function::New(env, BtfTracepointArgs));
   exports.Set("releaseBtf", Napi::Function::New(env, ReleaseBtf));
   exports.Set("enableStats", Napi::Function::New(env, EnableStats));
   exports.Set("perfOpen", Napi::Function::New(env, PerfOpen));

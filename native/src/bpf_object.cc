@@ -291,7 +291,8 @@ Napi::Value BpfObject::ProgramStats(const Napi::CallbackInfo& info) {
 Napi::Value BpfObject::ReadRunStats(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   if (!Open(info)) return env.Undefined();
-  if (info.Length() < 1 || !info[0].IsTypedArray()) {
+  if (info.Length() < 1 || !info[0].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
     Napi::TypeError::New(env, "readRunStats(out: BigUint64Array)").ThrowAsJavaScriptException();
     return env.Undefined();
   }

@@ -40,7 +40,9 @@ Napi::Value PerfOpen(const Napi::CallbackInfo& info) {
 
 Napi::Value PerfRead(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
-  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray()) {
+  if (info.Length() < 3 || !info[0].IsTypedArray() || !info[1].IsTypedArray() ||
+      info[0].As<Napi::TypedArray>().TypedArrayType() != napi_int32_array ||
+      info[1].As<Napi::TypedArray>().TypedArrayType() != napi_biguint64_array) {
     Napi::TypeError::New(env, "perfRead(leaders: Int32Array, out: BigUint64Array, width)").ThrowAsJavaScriptException();
     return env.Undefined();
   }
@@ -67,7 +69,11 @@ Napi::Value PerfRead(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value CloseFd(const Napi::CallbackInfo& info) {
-  int fd = info[0].ToNumber().Int32Value();
+  if (info.Length() < 1 || !info[0].IsNumber()) {
+    Napi::TypeError::New(info.Env(), "closeFd(fd): fd must be a number").ThrowAsJavaScriptException();
+    return info.Env().Undefined();
+  }
+  int fd = info[0].As<Napi::Number>().Int32Value();
   if (fd >= 0) close(fd);
   return info.Env().Undefined();
 }

@@ -70,6 +70,8 @@ export interface NativeAddon {
   readonly BpfObject: new (path: string) => BpfObject;
   /** whether this kernel's BTF (or a module's) has the named type */
   btfHasType(name: string, kind: 'typedef' | 'struct' | 'enum' | 'func', module?: string): boolean;
+  /** how many arguments a tracepoint passes to tp_btf programs (vmlinux, then the module), or -1 when it has none here */
+  btfTracepointArgs(event: string, module?: string): number;
   /** the members of a vmlinux enum, or null */
   btfEnum(name: string): Record<string, number> | null;
   /** frees the BTF the two lookups above load and keep (~6 MB for vmlinux); the next lookup loads it again (~10 ms) */

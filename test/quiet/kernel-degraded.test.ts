@@ -91,3 +91,45 @@ test.serial('rezolus_bpf without bpf_stats lists every attached program, and its
     await k.stop();
   }
 });
+
+test.serial('a program the verifier rejects is left out and named; the rest of its object loads and counts', async (t) => {
+  const { openBpf } = await import('../../src/samplers/kernel/load.js');
+  const { silentLogger } = await import('../../src/log/logger.js');
+  const bpf = openBpf(
+    {
+      object: 'test/reject',
+      programs: [
+        { name: 'good', event: 'sched_switch' },
+        { name: 'bad', event: 'sched_switch' },
+      ],
+      maps: { counters: { kind: 'counters', width: 8 } },
+    },
+    { sampler: 'test_reject', log: silentLogger() },
+  );
+  try {
+    t.deepEqual(bpf.attached, ['good']);
+    t.is(bpf.degraded.length, 1);
+    t.regex(bpf.degraded[0] ?? '', /^bad: load .*reject\.bpf\.o: EACCES \(.*invalid mem access/);
+    const counters = bpf.counters('counters');
+    await sleep(100);
+    t.true(Number(counters.total(0)) > 0, 'the good program counts switches');
+    t.is(counters.total(1), 0);
+  } finally {
+    bpf.close();
+  }
+});
+
+test.serial('of two variants of a tracepoint program, only the one for this kernel\'s arguments attaches', async (t) => {
+  const { loadNative } = await import('../../src/native/index.js');
+  const k = await KernelHarness.start(['tcp_retransmit']);
+  try {
+    t.deepEqual(k.status('tcp_retransmit').status, { state: 'active' });
+    const args = loadNative().btfTracepointArgs('tcp_retransmit_skb');
+    const { loadedObjects } = await import('../../src/samplers/kernel/loaded.js');
+    const object = loadedObjects().find(([name]) => name === 'tcp_retransmit')?.[1];
+    const attached = object?.programs().filter((p) => p.attached).map((p) => p.name);
+    t.deepEqual(attached, [args === 3 ? 'tcp_retransmit_skb' : 'tcp_retransmit_skb_v1']);
+  } finally {
+    await k.stop();
+  }
+});

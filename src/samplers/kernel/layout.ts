@@ -16,6 +16,12 @@ export interface BpfProgramLayout {
   readonly event: string;
   /** the module that has the tracepoint when it is not built in (ext4, xfs): its BTF is searched after vmlinux's */
   readonly module?: string;
+  /**
+   * Set on variants of one tracepoint whose arguments changed between kernels
+   * (tcp_retransmit_skb gained `err` in 6.13): the program loads only where
+   * the tracepoint passes exactly this many arguments.
+   */
+  readonly args?: number;
 }
 
 export type BpfMapLayout =

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { bpfObjectPath, loadNative, type BpfObject, type NativeAddon } from '../../native/index.js';
 import { SamplerUnsupportedError } from '../types.js';
 import type { BpfLayout } from './layout.js';
+import { selectPrograms } from './select.js';
 import { CounterBankView, HistogramView, PackedView } from './views.js';
 import { registerLoaded, unregisterLoaded } from './loaded.js';
 
@@ -85,40 +86,71 @@ export function openBpf(layout: BpfLayout, o: OpenOptions): LoadedBpf {
   const native = requireBpf();
   const path = bpfObjectPath(layout.object);
   if (!existsSync(path)) throw new SamplerUnsupportedError(notBuilt(path));
-  const object = new native.BpfObject(path);
+  const selection = selectPrograms(layout, native, o.events);
+  if (selection.load.length === 0) throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${selection.degraded.join('; ')}`);
+  const { object, rejected } = loadObject(path, native, layout, o, selection.load);
   try {
-    return loadInto(object, native, layout, o);
+    return attachAll(object, native, layout, o, selection.load.filter((n) => !rejected.has(n)), [
+      ...selection.degraded,
+      ...[...rejected].map(([name, why]) => `${name}: ${why}`),
+    ]);
   } catch (error) {
     object.close();
     throw error;
   }
 }
 
-function loadInto(object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions): LoadedBpf {
+/**
+ * A loaded object with the programs `load` (sized, tables filled). When the
+ * verifier rejects the object, each program is tried alone in a fresh object
+ * (libbpf cannot load an object twice) and the object is loaded again
+ * without the rejected ones; only when none or all are rejected does the
+ * load fail. Costs one load per program, on this failure path only.
+ */
+function loadObject(
+  path: string, native: NativeAddon, layout: BpfLayout, o: OpenOptions, load: readonly string[],
+): { object: BpfObject; rejected: Map<string, string> } {
   const cpus = native.numPossibleCpus;
   const pids = pidMax();
-  for (const [name, m] of Object.entries(layout.maps)) {
-    if (m.kind === 'counters') object.setMaxEntries(name, cpus * m.width);
-    else if (m.kind === 'per-pid') object.setMaxEntries(name, pids);
-    else if (m.kind === 'per-cpu') object.setMaxEntries(name, cpus);
-  }
-  o.beforeLoad?.(object);
-
-  const degraded: string[] = [];
-  const wanted: string[] = [];
-  for (const p of layout.programs) {
-    const event = o.events?.[p.name] ?? p.event;
-    const type = `btf_trace_${event}`;
-    if (native.btfHasType(type, 'typedef') || (p.module !== undefined && native.btfHasType(type, 'typedef', p.module))) {
-      wanted.push(p.name);
-    } else {
-      object.setAutoload(p.name, false);
-      degraded.push(`${p.name}: no tracepoint ${event} on this kernel${p.module ? ` (module ${p.module} not loaded?)` : ''}`);
+  const open = (programs: readonly string[]): BpfObject => {
+    const object = new native.BpfObject(path);
+    try {
+      for (const [name, m] of Object.entries(layout.maps)) {
+        if (m.kind === 'counters') object.setMaxEntries(name, cpus * m.width);
+        else if (m.kind === 'per-pid') object.setMaxEntries(name, pids);
+        else if (m.kind === 'per-cpu') object.setMaxEntries(name, cpus);
+      }
+      for (const p of layout.programs) object.setAutoload(p.name, programs.includes(p.name));
+      o.beforeLoad?.(object);
+      object.load();
+      o.afterLoad?.(object);
+      return object;
+    } catch (error) {
+      object.close();
+      throw error;
     }
+  };
+  try {
+    return { object: open(load), rejected: new Map() };
+  } catch (error) {
+    if (load.length < 2) throw error;
+    const rejected = new Map<string, string>();
+    for (const name of load) {
+      try {
+        open([name]).close();
+      } catch (alone) {
+        rejected.set(name, (alone as Error).message);
+      }
+    }
+    if (rejected.size === 0 || rejected.size === load.length) throw error;
+    return { object: open(load.filter((n) => !rejected.has(n))), rejected };
   }
-  if (wanted.length === 0) throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${degraded.join('; ')}`);
-  object.load();
-  o.afterLoad?.(object);
+}
+
+function attachAll(
+  object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions, wanted: readonly string[], degraded: string[],
+): LoadedBpf {
+  const cpus = native.numPossibleCpus;
   const attached: string[] = [];
   for (const name of wanted) {
     try {

@@ -9,10 +9,19 @@ import { H2_BUCKETS } from './layout.js';
 
 const TWO32 = 0x1_0000_0000;
 
-/** The u64 at word i of a u32 view, as a number when safe, else a bigint. */
+/**
+ * The u64 at word i of a u32 view, as a number when safe, else a bigint. The
+ * kernel may add to it between the two loads: the high half is read before
+ * and after the low one, and the pair read again when a carry crossed in between.
+ */
 function word(w: Uint32Array, i: number): number | bigint {
-  const lo = w[2 * i] as number;
-  const hi = w[2 * i + 1] as number;
+  let hi = w[2 * i + 1] as number;
+  let lo = w[2 * i] as number;
+  const again = w[2 * i + 1] as number;
+  if (again !== hi) {
+    hi = again;
+    lo = w[2 * i] as number;
+  }
   if (hi < 0x20_0000) return hi * TWO32 + lo;
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
@@ -37,9 +46,19 @@ export class HistogramView {
     const index: number[] = [];
     const count: number[] = [];
     for (let i = 0; i < H2_BUCKETS; i++) {
-      const lo = w[2 * i] as number;
-      const hi = w[2 * i + 1] as number;
+      let lo = w[2 * i] as number;
+      let hi = w[2 * i + 1] as number;
       if ((lo | hi) === 0) continue;
+      if (hi !== 0 || lo > 0xffff_0000) {
+        // a count near or past 2^32: read the pair again in the order that catches a carry
+        hi = w[2 * i + 1] as number;
+        lo = w[2 * i] as number;
+        const again = w[2 * i + 1] as number;
+        if (again !== hi) {
+          hi = again;
+          lo = w[2 * i] as number;
+        }
+      }
       index.push(i);
       // A bucket past 2^53 events is beyond any real host; clamp rather than lose the frame.
       count.push(Math.min(hi * TWO32 + lo, Number.MAX_SAFE_INTEGER));

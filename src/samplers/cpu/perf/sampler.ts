@@ -71,6 +71,8 @@ interface Group {
   readonly leader: number;
   /** members in the order they joined: the order of their values in a read */
   readonly slots: Slot[];
+  /** the value each member last published */
+  readonly last: (number | bigint | undefined)[];
 }
 
 interface OpenError {
@@ -111,7 +113,7 @@ class Groups {
         const fd = this.native.perfOpen(e.type, e.config, cpu, -1, group?.leader ?? -1);
         this.fds.push(fd);
         if (group === undefined) {
-          group = { leader: fd, slots: [] };
+          group = { leader: fd, slots: [], last: [] };
           this.groups.push(group);
         }
         group.slots.push({ metric: e.metric, labels });
@@ -217,12 +219,16 @@ export const cpuPerfSampler: SamplerDefinition = {
           const base = g * width;
           const enabled = out[base + 1]!;
           const running = out[base + 2]!;
-          // a failed read leaves zeros, which reads as "never ran": left out
-          const slots = all[g]!.slots;
-          for (let j = 0; j < slots.length; j++) {
+          const group = all[g]!;
+          for (let j = 0; j < group.slots.length; j++) {
+            // A failed read leaves zeros (running 0): the last value stands, so the series keep their places.
+            // Scaled values of a multiplexed counter are estimates that may dip: never below the last one.
             const v = scaled(out[base + 3 + j]!, enabled, running);
-            if (v === undefined) continue;
-            points.push({ metric: slots[j]!.metric, labels: slots[j]!.labels, value: v });
+            const prev = group.last[j];
+            const value = v === undefined ? prev : prev === undefined || v > prev ? v : prev;
+            if (value === undefined) continue; // never ran yet
+            group.last[j] = value;
+            points.push({ metric: group.slots[j]!.metric, labels: group.slots[j]!.labels, value });
           }
         }
         return { points, skipped: failed };

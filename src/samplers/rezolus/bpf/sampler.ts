@@ -6,7 +6,6 @@
  * close; otherwise the figures stay zero unless sysctl
  * kernel.bpf_stats_enabled=1.
  */
-import { readFileSync } from 'node:fs';
 import type { BpfObject } from '../../../native/index.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { requireBpf } from '../../kernel/load.js';
@@ -15,7 +14,6 @@ import { bpfRunCount, bpfRunTime, METRICS } from './metrics.js';
 
 const NAME = 'rezolus_bpf';
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const STATS_SYSCTL = '/proc/sys/kernel/bpf_stats_enabled';
 
 const counter = (v: bigint): number | bigint => (v <= SAFE ? Number(v) : v);
 
@@ -23,15 +21,6 @@ const counter = (v: bigint): number | bigint => (v <= SAFE ? Number(v) : v);
 interface ObjectPlan {
   readonly object: BpfObject;
   readonly labels: readonly Labels[];
-}
-
-/** Whether the kernel counts BPF run time now (a BPF_ENABLE_STATS fd anywhere, or the sysctl). */
-function statsEnabled(): boolean {
-  try {
-    return readFileSync(STATS_SYSCTL, 'latin1').trim() !== '0';
-  } catch {
-    return true; // cannot tell: read the programs
-  }
 }
 
 export const rezolusBpfSampler: SamplerDefinition = {
@@ -56,12 +45,12 @@ export const rezolusBpfSampler: SamplerDefinition = {
     let planVersion = -1;
     let plan: ObjectPlan[] = [];
     let out = new BigUint64Array(0);
-    let last: Reading | undefined;
     /** The attached programs of every loaded object, with label objects made once per object load. */
     const replan = (): void => {
       plan = loadedObjects().map(([sampler, object]) => ({
         object,
-        labels: object.programStats().filter((p) => p.attached).map((p) => Object.freeze({ sampler, program: p.name })),
+        // programs() makes no syscall, so it cannot skip one: the same attached programs, in the order readRunStats writes
+        labels: object.programs().filter((p) => p.attached).map((p) => Object.freeze({ sampler, program: p.name })),
       }));
       out = new BigUint64Array(2 * Math.max(1, ...plan.map((p) => p.labels.length)));
       planVersion = loadedVersion();
@@ -71,11 +60,9 @@ export const rezolusBpfSampler: SamplerDefinition = {
       metrics: METRICS,
       ...(degraded !== undefined ? { degraded } : {}),
       async refresh(): Promise<Reading> {
-        // While the kernel does not count, the figures cannot move: the last reading stands
-        // (one read of a sysctl instead of a bpf syscall per program).
-        if (planVersion === loadedVersion() && last !== undefined && statsFd < 0 && !statsEnabled()) {
-          return { points: last.points, skipped: 0 };
-        }
+        // Every refresh reads every program: whether the kernel counts cannot be told cheaply
+        // (kernel.bpf_stats_enabled shows the sysctl's own setting, not the BPF_ENABLE_STATS
+        // fds other processes hold).
         if (planVersion !== loadedVersion()) replan();
         const points: Point[] = [];
         let skipped = 0;
@@ -92,8 +79,7 @@ export const rezolusBpfSampler: SamplerDefinition = {
             points.push({ metric: bpfRunTime, labels: labels[i]!, value: counter(out[2 * i + 1]!) });
           }
         }
-        last = { points, skipped };
-        return last;
+        return { points, skipped };
       },
       async close(): Promise<void> {
         if (statsFd >= 0) native.closeFd(statsFd);

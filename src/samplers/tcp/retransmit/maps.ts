@@ -3,7 +3,11 @@ import type { BpfLayout } from '../../kernel/layout.js';
 /** Mirrors bpf/tcp/retransmit.bpf.c. */
 export const LAYOUT = {
   object: 'tcp/retransmit',
-  programs: [{ name: 'tcp_retransmit_skb', event: 'tcp_retransmit_skb' }],
+  programs: [
+    // one per version of the tracepoint's arguments: the loader picks the one this kernel has
+    { name: 'tcp_retransmit_skb', event: 'tcp_retransmit_skb', args: 3 },
+    { name: 'tcp_retransmit_skb_v1', event: 'tcp_retransmit_skb', args: 2 },
+  ],
   maps: {
     counters: { kind: 'counters', width: 8 },
   },
