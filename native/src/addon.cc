@@ -1,6 +1,8 @@
 // rezolus_native: libbpf and perf_event_open for the agent's kernel samplers.
 // Mechanism only; which programs load and how maps are read is decided in
-// src/native and the samplers.
+// src/native and the samplers. Main thread only: the BTF cache and libbpf's
+// log buffer are process globals without locks (the agent loads it once, in
+// its main thread).
 #include <napi.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>

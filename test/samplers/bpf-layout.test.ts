@@ -1,5 +1,6 @@
 import test from 'ava';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { bpfObjectPath, loadNative } from '../../src/native/index.js';
 import { declaredShape } from '../../src/samplers/kernel/layout.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
@@ -45,5 +46,41 @@ for (const { sampler, layout } of layouts) {
     } finally {
       object.close();
     }
+  });
+}
+
+// The slot and count constants: a `#define NAME n` of the C and an export of
+// the same name in the sampler's maps.ts (a number, or an array whose length
+// is n) must agree, and a lone counter bank's BANK_WIDTH must be its width.
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+function cDefines(object: string): Map<string, number> {
+  const text = readFileSync(join(ROOT, 'bpf', `${object}.bpf.c`), 'utf8');
+  const out = new Map<string, number>();
+  for (const m of text.matchAll(/^#define ([A-Z][A-Z0-9_]*) (\d+)\s*$/gm)) out.set(m[1]!, Number(m[2]));
+  return out;
+}
+
+for (const { sampler, layout } of layouts) {
+  test(`${sampler}: the slot constants of maps.ts are the #defines of ${layout.object}.bpf.c`, async (t) => {
+    const defines = cDefines(layout.object);
+    const ts = (await import(join(ROOT, 'src', 'samplers', layout.object, 'maps.ts'))) as Record<string, unknown>;
+    let compared = 0;
+    for (const [name, value] of Object.entries(ts)) {
+      const c = defines.get(name);
+      if (c === undefined) continue;
+      if (typeof value === 'number') t.is(value, c, `${name}`);
+      else if (Array.isArray(value)) t.is(value.length, c, `${name}.length`);
+      else continue;
+      compared++;
+    }
+    const banks = Object.values(layout.maps).filter((m) => m.kind === 'counters');
+    if (banks.length === 1 && defines.has('BANK_WIDTH')) {
+      t.is(banks[0]!.kind === 'counters' ? banks[0]!.width : -1, defines.get('BANK_WIDTH'), 'BANK_WIDTH');
+      compared++;
+    }
+    const exportsNumbers = Object.values(ts).some((v) => typeof v === 'number');
+    if (exportsNumbers || banks.length > 0) t.true(compared > 0, 'at least one constant shared by the C and the TS');
+    else t.pass('no slot constants: its maps are histograms indexed by label order alone');
   });
 }
