@@ -76,25 +76,27 @@ bool BpfObject::Open(const Napi::CallbackInfo& info) const {
   return false;
 }
 
-struct bpf_program* BpfObject::Program(const Napi::CallbackInfo& info, size_t arg) const {
-  if (!Open(info)) return nullptr;
+bool BpfObject::NameArg(const Napi::CallbackInfo& info, size_t arg, const char* what, std::string* name) const {
+  if (!Open(info)) return false;
   if (info.Length() <= arg || !info[arg].IsString()) {
-    Napi::TypeError::New(info.Env(), "program name must be a string").ThrowAsJavaScriptException();
-    return nullptr;
+    Napi::TypeError::New(info.Env(), std::string(what) + " name must be a string").ThrowAsJavaScriptException();
+    return false;
   }
-  std::string name = info[arg].As<Napi::String>().Utf8Value();
+  *name = info[arg].As<Napi::String>().Utf8Value();
+  return true;
+}
+
+struct bpf_program* BpfObject::Program(const Napi::CallbackInfo& info, size_t arg) const {
+  std::string name;
+  if (!NameArg(info, arg, "program", &name)) return nullptr;
   struct bpf_program* prog = bpf_object__find_program_by_name(obj_, name.c_str());
   if (prog == nullptr) ErrnoError(info.Env(), "no program " + name + " in " + path_, ENOENT).ThrowAsJavaScriptException();
   return prog;
 }
 
 struct bpf_map* BpfObject::Map(const Napi::CallbackInfo& info, size_t arg) const {
-  if (!Open(info)) return nullptr;
-  if (info.Length() <= arg || !info[arg].IsString()) {
-    Napi::TypeError::New(info.Env(), "map name must be a string").ThrowAsJavaScriptException();
-    return nullptr;
-  }
-  std::string name = info[arg].As<Napi::String>().Utf8Value();
+  std::string name;
+  if (!NameArg(info, arg, "map", &name)) return nullptr;
   struct bpf_map* map = bpf_object__find_map_by_name(obj_, name.c_str());
   if (map == nullptr) ErrnoError(info.Env(), "no map " + name + " in " + path_, ENOENT).ThrowAsJavaScriptException();
   return map;

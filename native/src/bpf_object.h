@@ -31,6 +31,8 @@ class BpfObject : public Napi::ObjectWrap<BpfObject> {
   Napi::Value Close(const Napi::CallbackInfo& info);
 
   bool Open(const Napi::CallbackInfo& info) const;
+  // The string argument `arg` (a program or map name); throws and returns false otherwise.
+  bool NameArg(const Napi::CallbackInfo& info, size_t arg, const char* what, std::string* name) const;
   struct bpf_program* Program(const Napi::CallbackInfo& info, size_t arg) const;
   struct bpf_map* Map(const Napi::CallbackInfo& info, size_t arg) const;
   void Destroy();
