@@ -1,9 +1,11 @@
 /**
  * Opens, sizes, loads and attaches a BPF sampler's object, program by
- * program: a program whose tracepoint this kernel lacks is not loaded, and
- * one that fails to attach is reported; either leaves the sampler degraded,
- * not dead. Conditions that rule out every BPF sampler (no root, no BTF, no
- * addon, no object file) throw SamplerUnsupportedError with one clear reason.
+ * program: a program whose tracepoint this kernel lacks is not loaded (nor a
+ * variant written for other tracepoint arguments), one the verifier rejects
+ * is left out, one that fails to attach is reported; each leaves the sampler
+ * degraded, not dead. Conditions that rule out every BPF sampler (no root, no
+ * BTF, no addon, no object file) throw SamplerUnsupportedError with one clear
+ * reason.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
@@ -33,7 +35,7 @@ export interface LoadedBpf {
 export interface OpenOptions {
   readonly sampler: string;
   readonly log: Logger;
-  /** replaces the event of named programs (tests force an attach failure with it) */
+  /** replaces the event of named programs (tests force a missing tracepoint with it) */
   readonly events?: Readonly<Record<string, string>>;
   /** called after sizing and before load, to set table sizes of its own */
   readonly beforeLoad?: (object: BpfObject) => void;
