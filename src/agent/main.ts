@@ -80,7 +80,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
       const off = definition.kernel === true && !config.kernel.enabled;
       return { definition, ...own, enabled: own.enabled && !off, ...(off && own.enabled ? { reason: 'kernel samplers are off ([kernel] enabled = false)' } : {}) };
     }),
-    context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats },
+    context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats, cgroups: config.cgroups },
     sink: snapshots,
     descriptorTtlMs: config.descriptorTtlMs,
     log: log.child({ component: 'agent' }),

@@ -51,6 +51,13 @@ export const AGENT_SPEC: FileSpec = {
       bpf_stats: { type: 'boolean', default: false, doc: 'Have the kernel count run count and run time of every BPF program while the agent runs (BPF_ENABLE_STATS, released on exit; costs tens of ns per program run), so rezolus_bpf publishes them. Off, rezolus_bpf publishes zeros unless sysctl kernel.bpf_stats_enabled=1.' },
     },
   },
+  cgroups: {
+    doc: 'Container telemetry (the cgroup_resources sampler): which cgroups get series of their own.',
+    keys: {
+      max_cgroups: { type: 'integer', default: 1024, min: 1, max: 100000, doc: 'At most this many cgroups are published on their own; the others are summed into cgroup="other" and counted in cgroup_folded. A cgroup keeps its place while it exists.' },
+      max_depth: { type: 'integer', default: 6, min: 0, max: 64, doc: 'Levels below the root cgroup that are looked at (0 = the root only); deeper ones are not read at all.' },
+    },
+  },
   http: {
     doc: 'The latest snapshot over HTTP: GET /metrics/binary (msgpack) and /metrics/json, for `rezolus record URL`.',
     keys: {
@@ -92,6 +99,7 @@ export interface AgentConfig {
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
   readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
+  readonly cgroups: { readonly maxCgroups: number; readonly maxDepth: number };
   /** where to serve the snapshot; undefined = not served */
   readonly http: { readonly host: string; readonly port: number } | undefined;
 }
@@ -136,6 +144,7 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
     kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },
+    cgroups: { maxCgroups: s('cgroups', 'max_cgroups') as number, maxDepth: s('cgroups', 'max_depth') as number },
     http: (s('http', 'enabled') as boolean) ? (s('http', 'listen') as { host: string; port: number }) : undefined,
   };
 }

@@ -2,6 +2,7 @@ import type { SamplerDefinition } from './types.js';
 import { blockioDiskstatsSampler } from './blockio/diskstats/sampler.js';
 import { blockioLatencySampler } from './blockio/latency/sampler.js';
 import { blockioRequestsSampler } from './blockio/requests/sampler.js';
+import { cgroupResourcesSampler } from './cgroup/sampler.js';
 import { cpuCoresSampler } from './cpu/cores/sampler.js';
 import { cpuMigrationsSampler } from './cpu/migrations/sampler.js';
 import { cpuPerfSampler } from './cpu/perf/sampler.js';
@@ -30,6 +31,7 @@ export const SAMPLERS: readonly SamplerDefinition[] = [
   blockioDiskstatsSampler,
   blockioLatencySampler,
   blockioRequestsSampler,
+  cgroupResourcesSampler,
   cpuCoresSampler,
   cpuMigrationsSampler,
   cpuPerfSampler,

@@ -46,6 +46,8 @@ export interface SamplerContext {
   readonly bpfEvents?: Readonly<Record<string, string>>;
   /** keep BPF run-time statistics on while the agent runs ([kernel] bpf_stats) */
   readonly bpfStats?: boolean;
+  /** [cgroups] in agent.toml: the cardinality bound of container telemetry */
+  readonly cgroups?: { readonly maxCgroups: number; readonly maxDepth: number };
 }
 
 /** Per-sampler bookkeeping the agent keeps about itself. */

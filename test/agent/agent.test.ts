@@ -398,7 +398,7 @@ test('every procfs sampler of the registry against the fixture root publishes fr
   await agent.tickOnce();
 
   const names = PROCFS_SAMPLERS.map((s) => s.name);
-  t.is(names.length, 9);
+  t.is(names.length, 10);
   const descriptors = new Map(sink.puts.map((p) => [p.key, parseDescriptor(p.value)]));
   for (const name of names) {
     const frames = sink.framesOf(name);
@@ -418,7 +418,7 @@ test('every procfs sampler of the registry against the fixture root publishes fr
     t.is(st.errors, 0, `${name} errors`);
     t.deepEqual(st.status, { state: 'active' }, name);
   }
-  t.is(sink.frames.length, 18);
+  t.is(sink.frames.length, 20);
 
   const [cores] = sink.framesOf('cpu_cores');
   const coresFrame = resolveFrame(cores?.raw as RawFrame, descriptors.get(cores?.raw.descriptor ?? '') ?? parseDescriptor('null'));
@@ -431,8 +431,8 @@ test('every procfs sampler of the registry against the fixture root publishes fr
   const refreshSeries = selfFrame.descriptor.series.filter(([m]) => m === 'rezolus_sampler_refreshes').map(([, l]) => l[0]);
   t.deepEqual([...refreshSeries].sort(), [...names].sort());
   const published = selfFrame.descriptor.series.findIndex(([m]) => m === 'rezolus_publish_frames');
-  // the second rezolus_self refresh ran after the first tick's 9 frames were published
-  t.true((selfFrame.values[published] as number) >= 9);
+  // the second rezolus_self refresh ran after the first tick's 10 frames were published
+  t.true((selfFrame.values[published] as number) >= 10);
   // one series per sampler and state, 1 for the state it is in
   const states = selfFrame.descriptor.series
     .map(([m, l], i) => [m, l, selfFrame.values[i]] as const)

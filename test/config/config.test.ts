@@ -31,7 +31,7 @@ function toml(text: string): string {
 const esc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 const ALL_SAMPLERS = [
-  'blockio_diskstats', 'blockio_latency', 'blockio_requests', 'cpu_cores', 'cpu_migrations', 'cpu_perf', 'cpu_softirq',
+  'blockio_diskstats', 'blockio_latency', 'blockio_requests', 'cgroup_resources', 'cpu_cores', 'cpu_migrations', 'cpu_perf', 'cpu_softirq',
   'cpu_usage', 'filesystem_latency', 'memory_meminfo', 'memory_vmstat', 'network_drops', 'network_interfaces',
   'network_protocols', 'network_traffic', 'rezolus_bpf', 'rezolus_self', 'scheduler_procs', 'scheduler_runqueue',
   'syscall_counts', 'syscall_latency', 'tcp_connect_latency', 'tcp_packet_latency', 'tcp_receive', 'tcp_retransmit',
@@ -64,6 +64,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
     kernel: { enabled: true, bpfStats: false },
+    cgroups: { maxCgroups: 1024, maxDepth: 6 },
     http: { host: '0.0.0.0', port: 4241 },
   };
   t.deepEqual(c, expected);

@@ -61,7 +61,7 @@ test.after.always(async () => {
 });
 
 test.serial('agent on the fixture root -> NATS -> exporter equals the golden exposition', async (t) => {
-  t.is(exporter.state.size, 8, 'all eight procfs/sysfs samplers arrived');
+  t.is(exporter.state.size, 9, 'all nine procfs/sysfs samplers arrived');
   const text = agentPart(await scrape());
   if (UPDATE || !existsSync(GOLDEN)) {
     writeFileSync(GOLDEN, text);
@@ -116,7 +116,7 @@ test.serial('the agent reports each sampler\'s state in KV rezolus_status', asyn
   t.is(doc.host, 'fixture');
   const states = Object.fromEntries(doc.samplers.map((s) => [s.name, s.state]));
   const procfs = {
-    blockio_diskstats: 'active', cpu_cores: 'active', cpu_usage: 'active', memory_meminfo: 'active', memory_vmstat: 'active',
+    blockio_diskstats: 'active', cgroup_resources: 'active', cpu_cores: 'active', cpu_usage: 'active', memory_meminfo: 'active', memory_vmstat: 'active',
     network_interfaces: 'active', network_protocols: 'active', rezolus_self: 'disabled', scheduler_procs: 'active',
   };
   const kernel = SAMPLERS.filter((s) => s.kernel).map((s) => s.name);

@@ -1,0 +1,168 @@
+/**
+ * Pure parsers for cgroupfs files shared by cgroup v1 and v2, and the helpers
+ * the version-specific parsers (parse-v1.ts, parse-v2.ts) build on. No I/O:
+ * every function takes the file's text.
+ *
+ * Values are u64 counters: a number while a safe integer, a bigint beyond 2^53.
+ */
+import type { Counter } from '../../metrics/u64.js';
+import { parseU64 } from '../../metrics/u64.js';
+import { splitFields } from '../fields.js';
+
+/**
+ * cgroup v1 prints an unset limit as a huge page-aligned number
+ * (9223372036854771712 = 2^63 - 4096 with 4 KiB pages); any value from 2^62
+ * up is taken as "unlimited".
+ */
+export const V1_UNLIMITED_FROM = 2n ** 62n;
+
+/** True for a v1 "unlimited" limit value (≥ 2^62), e.g. memory.stat's hierarchical_memory_limit. */
+export function isUnlimited(value: Counter): boolean {
+  return typeof value === 'bigint' && value >= V1_UNLIMITED_FROM;
+}
+
+/** Calls `fn` with the whitespace-separated fields of every non-blank line. */
+export function forEachLine(text: string, fn: (fields: string[]) => void): void {
+  let pos = 0;
+  while (pos < text.length) {
+    let end = text.indexOf('\n', pos);
+    if (end === -1) end = text.length;
+    const fields = splitFields(text.slice(pos, end));
+    pos = end + 1;
+    if (fields.length > 0) fn(fields);
+  }
+}
+
+/** The fields of a file that should hold exactly one line; undefined when it holds none or more. */
+export function singleLine(text: string): string[] | undefined {
+  let only: string[] | undefined;
+  let lines = 0;
+  forEachLine(text, (fields) => {
+    lines++;
+    only = fields;
+  });
+  return lines === 1 ? only : undefined;
+}
+
+/** A file holding one value: memory.current, memory.max, pids.current, pids.max, memory.usage_in_bytes, ... */
+export interface SingleValue {
+  /** the value; undefined when unlimited or when the file is empty or malformed */
+  readonly value: Counter | undefined;
+  /** "max" (v2), or a v1 value ≥ 2^62 */
+  readonly unlimited: boolean;
+  /** 1 when the file is empty or holds anything but one u64 or "max", else 0 */
+  readonly skipped: number;
+}
+
+/**
+ * Parses a single-value file. "max" (v2) and any value ≥ 2^62 (v1's
+ * 9223372036854771712) read as unlimited, so this fits limits and usages alike.
+ */
+export function parseSingleValue(text: string): SingleValue {
+  const fields = singleLine(text);
+  if (fields === undefined || fields.length !== 1) return { value: undefined, unlimited: false, skipped: 1 };
+  const f = fields[0]!;
+  if (f === 'max') return { value: undefined, unlimited: true, skipped: 0 };
+  const v = parseU64(f);
+  if (v === undefined) return { value: undefined, unlimited: false, skipped: 1 };
+  if (isUnlimited(v)) return { value: undefined, unlimited: true, skipped: 0 };
+  return { value: v, unlimited: false, skipped: 0 };
+}
+
+/** A flat-keyed file: one `key value` pair per line. */
+export interface FlatKeyed {
+  /** key -> value, in file order; the first of a repeated key is kept */
+  readonly values: Map<string, Counter>;
+  /** lines left out: not exactly `key value`, a value that is not a u64, or a repeated key */
+  readonly skipped: number;
+}
+
+/**
+ * Parses a flat-keyed file (`key value` lines): v2 memory.stat, memory.events,
+ * cpu.stat, cgroup.stat; v1 memory.stat, memory.oom_control, cpu.stat.local.
+ * Values are kept as printed (v1 limits ≥ 2^62 stay bigint: see isUnlimited).
+ */
+export function parseFlatKeyed(text: string): FlatKeyed {
+  const values = new Map<string, Counter>();
+  let skipped = 0;
+  forEachLine(text, (fields) => {
+    const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
+    if (v === undefined || values.has(fields[0]!)) skipped++;
+    else values.set(fields[0]!, v);
+  });
+  return { values, skipped };
+}
+
+/** The values of some known keys of a flat-keyed file. */
+export interface KnownKeys {
+  /** one per key, in the order asked for; undefined when absent or malformed */
+  readonly values: (Counter | undefined)[];
+  /** known-key lines that are not `key u64` or repeat, plus lines with no value at all */
+  readonly skipped: number;
+}
+
+/** Reads the given keys of a flat-keyed file; other keys are ignored. */
+export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys {
+  const values = new Array<Counter | undefined>(keys.length).fill(undefined);
+  let skipped = 0;
+  forEachLine(text, (fields) => {
+    const i = keys.indexOf(fields[0]!);
+    if (i === -1) {
+      if (fields.length < 2) skipped++;
+      return;
+    }
+    const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
+    if (v === undefined || values[i] !== undefined) skipped++;
+    else values[i] = v;
+  });
+  return { values, skipped };
+}
+
+/** A device number `major:minor`; undefined when malformed. */
+export function parseDevice(text: string): { major: number; minor: number } | undefined {
+  const colon = text.indexOf(':');
+  if (colon === -1) return undefined;
+  const major = parseU64(text.slice(0, colon));
+  const minor = parseU64(text.slice(colon + 1));
+  if (typeof major !== 'number' || typeof minor !== 'number' || major > 0xffffffff || minor > 0xffffffff) return undefined;
+  return { major, minor };
+}
+
+const hexDigit = (c: number): number =>
+  c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : c >= 65 && c <= 70 ? c - 55 : -1;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Undoes systemd's unit-name escaping: every `\xNN` becomes the byte NN, and
+ * the bytes are read as UTF-8 (systemd escapes each byte of a multi-byte
+ * character), falling back to one character per escape (Latin-1) when the
+ * bytes are not valid UTF-8. `dev-disk-by\x2duuid-abc.device` -> `dev-disk-by-uuid-abc.device`;
+ * names without escapes (and a `\x` not followed by two hex digits) are kept as they are.
+ */
+export function decodeCgroupName(name: string): string {
+  if (!name.includes('\\x')) return name;
+  const bytes: number[] = [];
+  const encoder = new TextEncoder();
+  let i = 0;
+  while (i < name.length) {
+    if (name.charCodeAt(i) === 92 && name.charCodeAt(i + 1) === 120) {
+      const hi = hexDigit(name.charCodeAt(i + 2));
+      const lo = hexDigit(name.charCodeAt(i + 3));
+      if (hi !== -1 && lo !== -1) {
+        bytes.push(hi * 16 + lo);
+        i += 4;
+        continue;
+      }
+    }
+    const cp = name.codePointAt(i)!;
+    const ch = String.fromCodePoint(cp);
+    for (const b of encoder.encode(ch)) bytes.push(b);
+    i += ch.length;
+  }
+  try {
+    return utf8.decode(Uint8Array.from(bytes));
+  } catch {
+    return name.replace(/\\x([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  }
+}

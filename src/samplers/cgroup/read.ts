@@ -1,0 +1,189 @@
+/**
+ * One cgroup's figures, read from the hierarchy that serves each controller
+ * (v1 or v2, see mounts.ts). A file that is missing or malformed leaves its
+ * figures out ("missing beats wrong"); malformed lines are counted.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Counter } from '../../metrics/u64.js';
+import type { Sources } from './mounts.js';
+import { parseFlatKeyed, parseSingleValue } from './parse.js';
+import { parseBlkioV1, parseCfsQuota, parseCpuacctUsage, parseCpuStatV1 } from './parse-v1.js';
+import { parseCpuMax, parseCpuStatV2, parseIoStatV2, parsePressure } from './parse-v2.js';
+
+export const PSI_RESOURCES = ['cpu', 'memory', 'io'] as const;
+
+export interface IoFigures {
+  readonly readBytes: Counter;
+  readonly writeBytes: Counter;
+  readonly readOps: Counter | undefined;
+  readonly writeOps: Counter | undefined;
+}
+
+export interface CgroupFigures {
+  userNs?: Counter;
+  systemNs?: Counter;
+  quotaNs?: Counter;
+  periodNs?: Counter;
+  periods?: Counter;
+  throttledPeriods?: Counter;
+  throttledNs?: Counter;
+  memoryCurrent?: Counter;
+  memoryLimit?: Counter;
+  anon?: Counter;
+  file?: Counter;
+  oomKills?: Counter;
+  /** resource → total stall µs of some and full */
+  pressure: Map<(typeof PSI_RESOURCES)[number], { some?: Counter; full?: Counter }>;
+  /** "major:minor" → bytes and operations */
+  io: Map<string, IoFigures>;
+  pids?: Counter;
+  skipped: number;
+}
+
+function text(dir: string, file: string): string | undefined {
+  try {
+    return readFileSync(join(dir, file), 'latin1');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads every figure of `path` (relative to the hierarchies' roots) that its hierarchies have. */
+export function readCgroup(sources: Sources, path: string): CgroupFigures {
+  const f: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
+  const at = (c: Parameters<Sources['byController']['get']>[0]): { dir: string; v2: boolean } | undefined => {
+    const m = sources.byController.get(c);
+    return m === undefined ? undefined : { dir: join(m.path, path), v2: m.version === 2 };
+  };
+
+  const usage = at('cpuacct');
+  if (usage?.v2) {
+    const t = text(usage.dir, 'cpu.stat');
+    if (t !== undefined) {
+      const s = parseCpuStatV2(t);
+      f.userNs = s.userNs;
+      f.systemNs = s.systemNs;
+      f.skipped += s.skipped;
+    }
+  } else if (usage !== undefined) {
+    for (const [file, key] of [['cpuacct.usage_user', 'userNs'], ['cpuacct.usage_sys', 'systemNs']] as const) {
+      const t = text(usage.dir, file);
+      if (t === undefined) continue;
+      const u = parseCpuacctUsage(t);
+      f[key] = u.ns;
+      f.skipped += u.skipped;
+    }
+  }
+
+  const cpu = at('cpu');
+  if (cpu !== undefined) {
+    const stat = text(cpu.dir, 'cpu.stat');
+    if (stat !== undefined) {
+      const s = cpu.v2 ? parseCpuStatV2(stat) : parseCpuStatV1(stat);
+      f.periods = s.nrPeriods;
+      f.throttledPeriods = s.nrThrottled;
+      f.throttledNs = s.throttledNs;
+      f.skipped += s.skipped;
+    }
+    if (cpu.v2) {
+      const max = text(cpu.dir, 'cpu.max');
+      if (max !== undefined) {
+        const q = parseCpuMax(max);
+        if (!q.unlimited) {
+          f.quotaNs = q.quotaNs;
+          f.periodNs = q.periodNs;
+        }
+        f.skipped += q.skipped;
+      }
+    } else {
+      const quota = text(cpu.dir, 'cpu.cfs_quota_us');
+      const period = text(cpu.dir, 'cpu.cfs_period_us');
+      if (quota !== undefined && period !== undefined) {
+        const q = parseCfsQuota(quota);
+        const p = parseSingleValue(period);
+        if (!q.unlimited && q.quotaNs !== undefined && typeof p.value === 'number') {
+          f.quotaNs = q.quotaNs;
+          f.periodNs = p.value * 1000;
+        }
+        f.skipped += q.skipped + p.skipped;
+      }
+    }
+  }
+
+  const memory = at('memory');
+  if (memory !== undefined) {
+    const current = text(memory.dir, memory.v2 ? 'memory.current' : 'memory.usage_in_bytes');
+    if (current !== undefined) {
+      const c = parseSingleValue(current);
+      f.memoryCurrent = c.value;
+      f.skipped += c.skipped;
+    }
+    const limit = text(memory.dir, memory.v2 ? 'memory.max' : 'memory.limit_in_bytes');
+    if (limit !== undefined) {
+      const l = parseSingleValue(limit);
+      if (!l.unlimited) f.memoryLimit = l.value;
+      f.skipped += l.skipped;
+    }
+    const stat = text(memory.dir, 'memory.stat');
+    if (stat !== undefined) {
+      const s = parseFlatKeyed(stat);
+      f.anon = s.values.get(memory.v2 ? 'anon' : 'total_rss');
+      f.file = s.values.get(memory.v2 ? 'file' : 'total_cache');
+      f.skipped += s.skipped;
+    }
+    const events = text(memory.dir, memory.v2 ? 'memory.events' : 'memory.oom_control');
+    if (events !== undefined) {
+      const e = parseFlatKeyed(events);
+      f.oomKills = e.values.get('oom_kill');
+      f.skipped += e.skipped;
+    }
+  }
+
+  const v1io = at('blkio');
+  const v2io = at('io');
+  if (v1io !== undefined) {
+    const bytes = text(v1io.dir, 'blkio.throttle.io_service_bytes');
+    const ops = text(v1io.dir, 'blkio.throttle.io_serviced');
+    if (bytes !== undefined) {
+      const b = parseBlkioV1(bytes);
+      const o = ops === undefined ? undefined : parseBlkioV1(ops);
+      f.skipped += b.skipped + (o?.skipped ?? 0);
+      for (const d of b.devices) {
+        const od = o?.devices.find((x) => x.major === d.major && x.minor === d.minor);
+        f.io.set(`${d.major}:${d.minor}`, { readBytes: d.read, writeBytes: d.write, readOps: od?.read, writeOps: od?.write });
+      }
+    }
+  } else if (v2io !== undefined) {
+    const stat = text(v2io.dir, 'io.stat');
+    if (stat !== undefined) {
+      const s = parseIoStatV2(stat);
+      f.skipped += s.skipped;
+      for (const d of s.devices) {
+        f.io.set(`${d.major}:${d.minor}`, { readBytes: d.rbytes, writeBytes: d.wbytes, readOps: d.rios, writeOps: d.wios });
+      }
+    }
+  }
+
+  const pids = at('pids');
+  if (pids !== undefined) {
+    const current = text(pids.dir, 'pids.current');
+    if (current !== undefined) {
+      const p = parseSingleValue(current);
+      f.pids = p.value;
+      f.skipped += p.skipped;
+    }
+  }
+
+  if (sources.unified !== undefined) {
+    const dir = join(sources.unified.path, path);
+    for (const resource of PSI_RESOURCES) {
+      const t = text(dir, `${resource}.pressure`);
+      if (t === undefined) continue;
+      const p = parsePressure(t);
+      f.pressure.set(resource, { ...(p.some !== undefined ? { some: p.some } : {}), ...(p.full !== undefined ? { full: p.full } : {}) });
+      f.skipped += p.skipped;
+    }
+  }
+  return f;
+}

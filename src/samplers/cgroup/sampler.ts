@@ -1,0 +1,183 @@
+/**
+ * cgroup_resources: per-cgroup CPU, CFS bandwidth, memory, I/O, pids and
+ * pressure from cgroupfs, v1 hierarchies or the v2 tree (mounts.ts), with
+ * bounded cardinality: at most [cgroups] max_cgroups cgroups get series of
+ * their own, the rest are summed into cgroup="other" and counted. The set is
+ * listed again at every refresh: a cgroup that goes away stops being
+ * published (and the descriptor of the old layout expires unused).
+ */
+import { readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { Counter } from '../../metrics/u64.js';
+import { readText } from '../read.js';
+import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
+import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
+import * as m from './metrics.js';
+import { parseMountinfo, pickSources, type CgroupMount, type Sources } from './mounts.js';
+import { decodeCgroupName } from './parse.js';
+import { PSI_RESOURCES, readCgroup, type CgroupFigures } from './read.js';
+import { CgroupSelection } from './select.js';
+import { listCgroups } from './walk.js';
+import { cgroupLabels, type CgroupLabels } from './labels.js';
+
+const NAME = 'cgroup_resources';
+export const DEFAULT_LIMITS = { maxCgroups: 1024, maxDepth: 6 } as const;
+
+function add(a: Counter | undefined, b: Counter | undefined): Counter | undefined {
+  if (b === undefined) return a;
+  if (a === undefined) return b;
+  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a + b)) return a + b;
+  return BigInt(a) + BigInt(b);
+}
+
+/** The figures of the folded cgroups, summed where a sum means something (not limits, quotas or pressure). */
+function sum(all: readonly CgroupFigures[]): CgroupFigures {
+  const s: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
+  for (const f of all) {
+    s.userNs = add(s.userNs, f.userNs);
+    s.systemNs = add(s.systemNs, f.systemNs);
+    s.periods = add(s.periods, f.periods);
+    s.throttledPeriods = add(s.throttledPeriods, f.throttledPeriods);
+    s.throttledNs = add(s.throttledNs, f.throttledNs);
+    s.memoryCurrent = add(s.memoryCurrent, f.memoryCurrent);
+    s.anon = add(s.anon, f.anon);
+    s.file = add(s.file, f.file);
+    s.oomKills = add(s.oomKills, f.oomKills);
+    s.pids = add(s.pids, f.pids);
+    for (const [dev, io] of f.io) {
+      const t = s.io.get(dev);
+      s.io.set(dev, t === undefined ? io : {
+        readBytes: add(t.readBytes, io.readBytes) as Counter,
+        writeBytes: add(t.writeBytes, io.writeBytes) as Counter,
+        readOps: add(t.readOps, io.readOps),
+        writeOps: add(t.writeOps, io.writeOps),
+      });
+    }
+  }
+  return s;
+}
+
+/** A mount point under /sys is read below the sampler's sysfs root, so the agent runs on a fixture root too. */
+function underSys(mount: CgroupMount, sysRoot: string): CgroupMount {
+  return mount.path.startsWith('/sys/') ? { ...mount, path: join(sysRoot, mount.path.slice('/sys/'.length)) } : mount;
+}
+
+export const cgroupResourcesSampler: SamplerDefinition = {
+  name: NAME,
+  description: 'Per-cgroup CPU, CFS throttling, memory, OOM kills, block I/O, pids and pressure from cgroupfs (v1 or v2), bounded by [cgroups].',
+  metrics: m.METRICS,
+  async init(ctx: SamplerContext): Promise<Sampler> {
+    const limits = ctx.cgroups ?? DEFAULT_LIMITS;
+    let mountinfo: string;
+    try {
+      mountinfo = await readText(ctx.procRoot, 'self/mountinfo');
+    } catch (error) {
+      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/self/mountinfo`, { cause: error });
+    }
+    const mounts = parseMountinfo(mountinfo).mounts.map((mount) => underSys(mount, ctx.sysRoot));
+    const unified = mounts.find((x) => x.version === 2);
+    let v2Controllers: string[] = [];
+    if (unified !== undefined) {
+      try {
+        v2Controllers = (await readText(unified.path, 'cgroup.controllers')).trim().split(/\s+/).filter((c) => c !== '');
+      } catch {
+        // a v2 tree without cgroup.controllers offers no controller
+      }
+    }
+    const sources: Sources = pickSources(mounts, v2Controllers);
+    if (sources.byController.size === 0) throw new SamplerUnsupportedError('no cgroup hierarchy with cpu, memory, io or pids is mounted');
+    const trees = [...new Set([...sources.byController.values(), ...(sources.unified ? [sources.unified] : [])].map((x) => x.path))];
+    ctx.log.debug({ sources: Object.fromEntries([...sources.byController].map(([c, x]) => [c, x.path])) }, 'cgroup hierarchies');
+
+    const selection = new CgroupSelection(limits.maxCgroups);
+    const labels = new Map<string, CgroupLabels>();
+    const devices = new Map<string, string>();
+    const deviceName = (majmin: string): string => {
+      let name = devices.get(majmin);
+      if (name === undefined) {
+        try {
+          name = basename(readlinkSync(join(ctx.sysRoot, 'dev', 'block', majmin)));
+        } catch {
+          name = majmin;
+        }
+        devices.set(majmin, name);
+      }
+      return name;
+    };
+    const labelsOf = (cgroup: string): CgroupLabels => {
+      let l = labels.get(cgroup);
+      if (l === undefined) labels.set(cgroup, (l = cgroupLabels(cgroup)));
+      return l;
+    };
+
+    return {
+      name: NAME,
+      metrics: m.METRICS,
+      async refresh(): Promise<Reading> {
+        const present = [...new Set(trees.flatMap((tree) => listCgroups(tree, limits.maxDepth)))].sort(byDepthThenName);
+        const { kept, folded } = selection.update(present);
+        const points: Point[] = [];
+        let skipped = 0;
+        const keptNames = new Set<string>();
+        for (const path of kept) {
+          const f = readCgroup(sources, path);
+          skipped += f.skipped;
+          const name = decodeCgroupName(path);
+          keptNames.add(name);
+          emit(points, labelsOf(name), f, deviceName, true);
+        }
+        if (folded.length > 0) {
+          const figures = folded.map((path) => readCgroup(sources, path));
+          for (const f of figures) skipped += f.skipped;
+          emit(points, labelsOf('other'), sum(figures), deviceName, false);
+        }
+        points.push({ metric: m.cgroupFolded, labels: NO_LABELS, value: folded.length });
+        // label objects of cgroups that went away are dropped: memory stays bounded by max_cgroups
+        for (const name of labels.keys()) if (name !== 'other' && !keptNames.has(name)) labels.delete(name);
+        return { points, skipped };
+      },
+    };
+  },
+};
+
+/** Breadth first (the root, then its children, then theirs), by name within a level. */
+function byDepthThenName(a: string, b: string): number {
+  const da = a === '/' ? 0 : a.split('/').length;
+  const db = b === '/' ? 0 : b.split('/').length;
+  return da - db || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+function emit(points: Point[], l: CgroupLabels, f: CgroupFigures, deviceName: (majmin: string) => string, own: boolean): void {
+  const push = (metric: Point['metric'], labels: Labels, value: Counter | undefined): void => {
+    if (value !== undefined) points.push({ metric, labels, value });
+  };
+  push(m.cgroupCpuUsage, l.user, f.userNs);
+  push(m.cgroupCpuUsage, l.system, f.systemNs);
+  if (own) {
+    push(m.cgroupCpuBandwidthQuota, l.cgroup, f.quotaNs);
+    push(m.cgroupCpuBandwidthPeriod, l.cgroup, f.periodNs);
+  }
+  push(m.cgroupCpuBandwidthPeriods, l.cgroup, f.periods);
+  push(m.cgroupCpuBandwidthThrottledPeriods, l.cgroup, f.throttledPeriods);
+  push(m.cgroupCpuBandwidthThrottledTime, l.cgroup, f.throttledNs);
+  push(m.cgroupMemoryCurrent, l.cgroup, f.memoryCurrent);
+  if (own) push(m.cgroupMemoryLimit, l.cgroup, f.memoryLimit);
+  push(m.cgroupMemoryAnon, l.cgroup, f.anon);
+  push(m.cgroupMemoryFile, l.cgroup, f.file);
+  push(m.cgroupMemoryOomKills, l.cgroup, f.oomKills);
+  for (const resource of PSI_RESOURCES) {
+    const p = f.pressure.get(resource);
+    if (p === undefined) continue;
+    push(m.cgroupPressure, l.pressure(resource, 'some'), p.some);
+    push(m.cgroupPressure, l.pressure(resource, 'full'), p.full);
+  }
+  for (const dev of [...f.io.keys()].sort()) {
+    const io = f.io.get(dev)!;
+    const name = deviceName(dev);
+    push(m.cgroupBlockioBytes, l.io(name, 'read'), io.readBytes);
+    push(m.cgroupBlockioBytes, l.io(name, 'write'), io.writeBytes);
+    push(m.cgroupBlockioOperations, l.io(name, 'read'), io.readOps);
+    push(m.cgroupBlockioOperations, l.io(name, 'write'), io.writeOps);
+  }
+  push(m.cgroupPids, l.cgroup, f.pids);
+}

@@ -1,0 +1,115 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KernelHarness, num, type Values } from '../helpers/kernel.js';
+
+// Real cgroups, made by this test under a parent of its own in the v1 cpu and
+// cpuacct hierarchies of this machine (rezolus-test-<pid>), holding only
+// processes it started, removed at the end, also on failure.
+
+const CPU = '/sys/fs/cgroup/cpu';
+const CPUACCT = '/sys/fs/cgroup/cpuacct';
+const PARENT = `rezolus-test-${process.pid}`;
+const HAVE_V1 = existsSync(join(CPU, 'cpu.cfs_quota_us')) && existsSync(join(CPUACCT, 'cpuacct.usage_user'));
+
+/** Removes a cgroup tree bottom-up (cgroup directories go with rmdir only). */
+function removeTree(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeTree(join(dir, e.name));
+  try {
+    rmdirSync(dir);
+  } catch {
+    // a task still inside: left for the next cleanup
+  }
+}
+
+test.after.always(() => {
+  removeTree(join(CPU, PARENT));
+  removeTree(join(CPUACCT, PARENT));
+});
+
+const seriesOf = (v: Values, cgroup: string): string[] => [...v.keys()].filter((k) => k.includes(`cgroup=${cgroup},`) || k.endsWith(`cgroup=${cgroup}}`));
+
+/**
+ * Runs `node -e script` inside cgroup `rel` of the cpu and cpuacct hierarchies
+ * and resolves with the whole CPU time node used (user + system, ns): a shell
+ * moves itself in, runs node as its child, and reports its children's time
+ * (cutime + cstime of /proc/<shell>/stat, in clock ticks of 10 ms).
+ */
+function runIn(rel: string, script: string): Promise<number> {
+  const procs = (root: string): string => join(root, rel, 'cgroup.procs');
+  const sh = `echo $$ > ${procs(CPU)} && echo $$ > ${procs(CPUACCT)} && "$0" -e "$1" && cat /proc/$$/stat`;
+  return new Promise((resolve, reject) => {
+    const child = spawn('sh', ['-c', sh, process.execPath, script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`exit ${code}: ${err}`));
+      // fields after "(comm)": state is field 3, cutime field 16, cstime field 17
+      const fields = out.slice(out.lastIndexOf(')') + 2).trim().split(' ');
+      resolve((Number(fields[13]) + Number(fields[14])) * 10_000_000);
+    });
+  });
+}
+
+test.serial('a CPU-bound child in a cgroup with a 10 % quota: usage equals its CPU time, periods are throttled; removed, it leaves the output', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const rel = `${PARENT}/busy`;
+  for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
+  writeFileSync(join(CPU, rel, 'cpu.cfs_period_us'), '100000');
+  writeFileSync(join(CPU, rel, 'cpu.cfs_quota_us'), '10000');
+  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const name = `/${rel}`;
+    const a = await k.read('cgroup_resources');
+    t.is(num(a.get(`cgroup_cpu_bandwidth_quota{cgroup=${name}}`)), 10_000_000, '10 ms per period, in ns');
+    t.is(num(a.get(`cgroup_cpu_bandwidth_period_duration{cgroup=${name}}`)), 100_000_000);
+    const childNs = await runIn(rel, 'const end = Date.now() + 1500; while (Date.now() < end);');
+    const b = await k.read('cgroup_resources');
+    const usage = (key: string): number => num(b.get(key)) - num(a.get(key));
+    const cgroupNs = usage(`cgroup_cpu_usage{cgroup=${name},state=user}`) + usage(`cgroup_cpu_usage{cgroup=${name},state=system}`);
+    t.log(`child CPU ${(childNs / 1e6).toFixed(0)} ms, cgroup usage ${(cgroupNs / 1e6).toFixed(0)} ms, throttled periods +${usage(`cgroup_cpu_bandwidth_throttled_periods{cgroup=${name}}`)}`);
+    // within 20 %, and the shell's own few ms and the 10 ms resolution of its children's time
+    t.true(Math.abs(cgroupNs - childNs) <= 0.2 * childNs + 20e6, `cgroup ${cgroupNs} ns against the child's ${childNs} ns`);
+    t.true(childNs < 0.35 * 1.5e9, 'the quota held the child near 10 % of a CPU');
+    t.true(usage(`cgroup_cpu_bandwidth_throttled_periods{cgroup=${name}}`) >= 5);
+    t.true(usage(`cgroup_cpu_bandwidth_throttled_time{cgroup=${name}}`) > 0);
+
+    for (const root of [CPU, CPUACCT]) rmdirSync(join(root, rel));
+    const c = await k.read('cgroup_resources');
+    t.deepEqual(seriesOf(c, name), [], 'a removed cgroup is no longer published');
+    t.true(seriesOf(c, `/${PARENT}`).length > 0, 'its parent still is');
+  } finally {
+    await k.stop();
+  }
+});
+
+test.serial('1100 cgroups with max_cgroups 50: 50 cgroups of their own plus other, the rest counted as folded, and memory stays flat', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const base = join(CPU, PARENT, 'many');
+  mkdirSync(base, { recursive: true });
+  for (let i = 0; i < 1100; i++) mkdirSync(join(base, `c${String(i).padStart(4, '0')}`));
+  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 50, maxDepth: 6 } });
+  try {
+    const cgroups = (v: Values): Set<string> => new Set([...v.keys()].map((key) => /cgroup=([^,}]+)/.exec(key)?.[1]).filter((c): c is string => c !== undefined));
+    const first = await k.read('cgroup_resources');
+    const seen = cgroups(first);
+    t.is(seen.size, 51, '50 cgroups and other');
+    t.true(seen.has('other'));
+    const folded = num(first.get('cgroup_folded'));
+    t.true(folded >= 1100 - 50, `${folded} folded`);
+    for (let i = 0; i < 10; i++) await k.read('cgroup_resources');
+    global.gc?.();
+    const rss0 = process.memoryUsage().rss;
+    for (let i = 0; i < 30; i++) await k.read('cgroup_resources');
+    const grew = (process.memoryUsage().rss - rss0) / 2 ** 20;
+    t.log(`${folded} folded; RSS ${grew.toFixed(1)} MiB after 30 more refreshes`);
+    t.true(grew < 20, `RSS grew ${grew.toFixed(1)} MiB`);
+    t.deepEqual(cgroups(await k.read('cgroup_resources')), seen, 'the same cgroups keep their places');
+  } finally {
+    await k.stop();
+  }
+});
