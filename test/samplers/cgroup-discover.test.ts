@@ -69,3 +69,17 @@ test('at most max cgroups keep series; a cgroup keeps its place while it exists,
   t.deepEqual(s.update(['/', '/0', '/b', '/c', '/d']), { kept: ['/', '/0', '/b'], folded: ['/c', '/d'] });
   t.deepEqual(s.update(['/', '/0', '/b']), { kept: ['/', '/0', '/b'], folded: [] });
 });
+
+test('CPU usage: the exact total split in the proportion of the tick-sampled user/system, never going back', async (t) => {
+  const { splitUsage } = await import('../../src/samplers/cgroup/read.js');
+  const figures = (usageNs: number | bigint | undefined, userNs: number, systemNs: number) => ({
+    pressure: new Map(), io: new Map(), skipped: 0, userNs, systemNs, ...(usageNs === undefined ? {} : { usageNs }),
+  });
+  // measured here under a 10 % quota: 456 + 16 ms of ticks for 374 ms of usage
+  t.deepEqual(splitUsage(figures(374_256_039, 456_000_000, 16_000_000), undefined), { user: 361_569_393n, system: 12_686_646n });
+  t.deepEqual(splitUsage(figures(undefined, 5, 7), undefined), { user: 5n, system: 7n }, 'no exact total: the split as given');
+  t.deepEqual(splitUsage(figures(1000, 0, 0), undefined), { user: 0n, system: 0n });
+  // the proportion moved towards system: user stays where it was
+  t.deepEqual(splitUsage(figures(1100, 500, 600), { user: 900n, system: 100n }), { user: 900n, system: 600n });
+  t.deepEqual(splitUsage(figures(2n ** 60n, 3, 1), undefined), { user: 3n * 2n ** 58n, system: 2n ** 58n }, 'bigint past 2^53');
+});

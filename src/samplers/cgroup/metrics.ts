@@ -11,7 +11,7 @@ const m = (name: string, kind: MetricDecl['kind'], unit: MetricDecl['unit'], lab
 
 export const cgroupCpuUsage = m(
   'cgroup_cpu_usage', MetricKind.Counter, Unit.Nanoseconds, ['state'],
-  'CPU time of the tasks of each cgroup and its descendants, by state (user, system): v2 cpu.stat user_usec/system_usec, v1 cpuacct.usage_user/usage_sys',
+  'CPU time of the tasks of each cgroup and its descendants, by state (user, system): the exact usage (v2 cpu.stat usage_usec, v1 cpuacct.usage) split in the proportion of user_usec/system_usec (v2) or cpuacct.usage_user/usage_sys (v1, which count whole ticks and over-count throttled cgroups)',
 );
 export const cgroupCpuBandwidthQuota = m(
   'cgroup_cpu_bandwidth_quota', MetricKind.Gauge, Unit.Nanoseconds, [],

@@ -3,7 +3,7 @@
  * (v1 or v2, see mounts.ts). A file that is missing or malformed leaves its
  * figures out ("missing beats wrong"); malformed lines are counted.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Counter } from '../../metrics/u64.js';
 import type { Sources } from './mounts.js';
@@ -21,6 +21,9 @@ export interface IoFigures {
 }
 
 export interface CgroupFigures {
+  /** CPU time, exact (v1 cpuacct.usage, v2 usage_usec) */
+  usageNs?: Counter;
+  /** the user/system split as the files give it (v1: tick-sampled, see splitUsage) */
   userNs?: Counter;
   systemNs?: Counter;
   quotaNs?: Counter;
@@ -41,20 +44,51 @@ export interface CgroupFigures {
   skipped: number;
 }
 
+let scratch = Buffer.allocUnsafe(16384);
+
+/**
+ * A cgroupfs file as text, or undefined when it cannot be read. One shared
+ * buffer and no fstat: ~35 % cheaper than readFileSync on these small
+ * pseudo-files (8 against 12 µs here), which a refresh reads thousands of.
+ */
 function text(dir: string, file: string): string | undefined {
+  let fd: number;
   try {
-    return readFileSync(join(dir, file), 'latin1');
+    fd = openSync(join(dir, file), 'r');
   } catch {
     return undefined;
   }
+  try {
+    let n = 0;
+    for (;;) {
+      if (n === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2);
+        scratch.copy(bigger, 0, 0, n);
+        scratch = bigger;
+      }
+      const r = readSync(fd, scratch, n, scratch.length - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    return scratch.toString('latin1', 0, n);
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
 }
 
-/** Reads every figure of `path` (relative to the hierarchies' roots) that its hierarchies have. */
-export function readCgroup(sources: Sources, path: string): CgroupFigures {
+/**
+ * Reads every figure of `path` (relative to the hierarchies' roots) that its
+ * hierarchies have. `inTree(mount, path)` says whether the hierarchy mounted
+ * there has the cgroup (from the refresh's listing), so that no file of a
+ * hierarchy without it is tried: a failed open costs as much as a read.
+ */
+export function readCgroup(sources: Sources, path: string, inTree: (mount: string, path: string) => boolean = () => true): CgroupFigures {
   const f: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
   const at = (c: Parameters<Sources['byController']['get']>[0]): { dir: string; v2: boolean } | undefined => {
     const m = sources.byController.get(c);
-    return m === undefined ? undefined : { dir: join(m.path, path), v2: m.version === 2 };
+    return m === undefined || !inTree(m.path, path) ? undefined : { dir: join(m.path, path), v2: m.version === 2 };
   };
 
   const usage = at('cpuacct');
@@ -62,12 +96,13 @@ export function readCgroup(sources: Sources, path: string): CgroupFigures {
     const t = text(usage.dir, 'cpu.stat');
     if (t !== undefined) {
       const s = parseCpuStatV2(t);
+      f.usageNs = s.usageNs;
       f.userNs = s.userNs;
       f.systemNs = s.systemNs;
       f.skipped += s.skipped;
     }
   } else if (usage !== undefined) {
-    for (const [file, key] of [['cpuacct.usage_user', 'userNs'], ['cpuacct.usage_sys', 'systemNs']] as const) {
+    for (const [file, key] of [['cpuacct.usage', 'usageNs'], ['cpuacct.usage_user', 'userNs'], ['cpuacct.usage_sys', 'systemNs']] as const) {
       const t = text(usage.dir, file);
       if (t === undefined) continue;
       const u = parseCpuacctUsage(t);
@@ -175,7 +210,7 @@ export function readCgroup(sources: Sources, path: string): CgroupFigures {
     }
   }
 
-  if (sources.unified !== undefined) {
+  if (sources.unified !== undefined && inTree(sources.unified.path, path)) {
     const dir = join(sources.unified.path, path);
     for (const resource of PSI_RESOURCES) {
       const t = text(dir, `${resource}.pressure`);
@@ -186,4 +221,33 @@ export function readCgroup(sources: Sources, path: string): CgroupFigures {
     }
   }
   return f;
+}
+
+/**
+ * User and system CPU time that add up to the exact usage. v1's
+ * cpuacct.usage_user/usage_sys charge whole ticks to whoever is running, so
+ * a task throttled every period is over-counted (measured here under a 10 %
+ * quota: 472 ms of user+system for 374 ms of usage); the exact usage is
+ * split in their proportion instead, as the kernel does for a task's own
+ * utime/stime. Never below what was published before (`prev`), so the
+ * counters stay monotonic when the proportion moves.
+ */
+export function splitUsage(
+  f: CgroupFigures, prev: { user: bigint; system: bigint } | undefined,
+): { user: bigint; system: bigint } | undefined {
+  if (f.userNs === undefined || f.systemNs === undefined) return undefined;
+  const u = BigInt(f.userNs);
+  const s = BigInt(f.systemNs);
+  let user = u;
+  let system = s;
+  if (f.usageNs !== undefined && u + s > 0n) {
+    const usage = BigInt(f.usageNs);
+    user = (usage * u) / (u + s);
+    system = usage - user;
+  }
+  if (prev !== undefined) {
+    if (user < prev.user) user = prev.user;
+    if (system < prev.system) system = prev.system;
+  }
+  return { user, system };
 }

@@ -15,13 +15,16 @@ import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
 import * as m from './metrics.js';
 import { parseMountinfo, pickSources, type CgroupMount, type Sources } from './mounts.js';
 import { decodeCgroupName } from './parse.js';
-import { PSI_RESOURCES, readCgroup, type CgroupFigures } from './read.js';
+import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { CgroupSelection } from './select.js';
 import { listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
 
 const NAME = 'cgroup_resources';
 export const DEFAULT_LIMITS = { maxCgroups: 1024, maxDepth: 6 } as const;
+
+const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const counter = (v: bigint): Counter => (v <= SAFE ? Number(v) : v);
 
 function add(a: Counter | undefined, b: Counter | undefined): Counter | undefined {
   if (b === undefined) return a;
@@ -34,6 +37,7 @@ function add(a: Counter | undefined, b: Counter | undefined): Counter | undefine
 function sum(all: readonly CgroupFigures[]): CgroupFigures {
   const s: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
   for (const f of all) {
+    s.usageNs = add(s.usageNs, f.usageNs);
     s.userNs = add(s.userNs, f.userNs);
     s.systemNs = add(s.systemNs, f.systemNs);
     s.periods = add(s.periods, f.periods);
@@ -104,6 +108,8 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       }
       return name;
     };
+    // the CPU split last published per cgroup, so that it never goes back
+    const cpuSplit = new Map<string, { user: bigint; system: bigint }>();
     const labelsOf = (cgroup: string): CgroupLabels => {
       let l = labels.get(cgroup);
       if (l === undefined) labels.set(cgroup, (l = cgroupLabels(cgroup)));
@@ -114,26 +120,38 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       name: NAME,
       metrics: m.METRICS,
       async refresh(): Promise<Reading> {
-        const present = [...new Set(trees.flatMap((tree) => listCgroups(tree, limits.maxDepth)))].sort(byDepthThenName);
+        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth))]));
+        const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
+        const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(byDepthThenName);
         const { kept, folded } = selection.update(present);
         const points: Point[] = [];
         let skipped = 0;
         const keptNames = new Set<string>();
         for (const path of kept) {
-          const f = readCgroup(sources, path);
+          const f = readCgroup(sources, path, inTree);
           skipped += f.skipped;
           const name = decodeCgroupName(path);
           keptNames.add(name);
-          emit(points, labelsOf(name), f, deviceName, true);
+          const split = splitUsage(f, cpuSplit.get(name));
+          if (split !== undefined) cpuSplit.set(name, split);
+          emit(points, labelsOf(name), f, split, deviceName, true);
         }
         if (folded.length > 0) {
-          const figures = folded.map((path) => readCgroup(sources, path));
+          const figures = folded.map((path) => readCgroup(sources, path, inTree));
           for (const f of figures) skipped += f.skipped;
-          emit(points, labelsOf('other'), sum(figures), deviceName, false);
+          const other = sum(figures);
+          const split = splitUsage(other, cpuSplit.get('other'));
+          if (split !== undefined) cpuSplit.set('other', split);
+          emit(points, labelsOf('other'), other, split, deviceName, false);
         }
         points.push({ metric: m.cgroupFolded, labels: NO_LABELS, value: folded.length });
         // label objects of cgroups that went away are dropped: memory stays bounded by max_cgroups
-        for (const name of labels.keys()) if (name !== 'other' && !keptNames.has(name)) labels.delete(name);
+        for (const name of labels.keys()) {
+          if (name !== 'other' && !keptNames.has(name)) {
+            labels.delete(name);
+            cpuSplit.delete(name);
+          }
+        }
         return { points, skipped };
       },
     };
@@ -147,12 +165,17 @@ function byDepthThenName(a: string, b: string): number {
   return da - db || (a < b ? -1 : a > b ? 1 : 0);
 }
 
-function emit(points: Point[], l: CgroupLabels, f: CgroupFigures, deviceName: (majmin: string) => string, own: boolean): void {
+function emit(
+  points: Point[], l: CgroupLabels, f: CgroupFigures, split: { user: bigint; system: bigint } | undefined,
+  deviceName: (majmin: string) => string, own: boolean,
+): void {
   const push = (metric: Point['metric'], labels: Labels, value: Counter | undefined): void => {
     if (value !== undefined) points.push({ metric, labels, value });
   };
-  push(m.cgroupCpuUsage, l.user, f.userNs);
-  push(m.cgroupCpuUsage, l.system, f.systemNs);
+  if (split !== undefined) {
+    push(m.cgroupCpuUsage, l.user, counter(split.user));
+    push(m.cgroupCpuUsage, l.system, counter(split.system));
+  }
   if (own) {
     push(m.cgroupCpuBandwidthQuota, l.cgroup, f.quotaNs);
     push(m.cgroupCpuBandwidthPeriod, l.cgroup, f.periodNs);
