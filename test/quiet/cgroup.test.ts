@@ -114,3 +114,25 @@ test.serial('1100 cgroups with max_cgroups 50: 50 cgroups of their own plus othe
     await k.stop();
   }
 });
+
+test.serial('a child making N getppid calls in a cgroup: cgroup_syscall{op=query} of that cgroup rises by at least N', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const rel = `${PARENT}/calls`;
+  for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
+  const k = await KernelHarness.start(['syscall_counts'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const N = 100_000;
+    const key = `cgroup_syscall{cgroup=/${rel},op=query}`;
+    const a = await k.read('syscall_counts');
+    const before = a.has(key) ? num(a.get(key)) : 0;
+    await runIn(rel, `let s = 0; for (let i = 0; i < ${N}; i++) s += process.ppid; if (s === 0) process.exit(1);`);
+    const b = await k.read('syscall_counts');
+    const rose = num(b.get(key)) - before;
+    t.log(`${rose} query syscalls counted for /${rel}`);
+    t.true(rose >= N);
+    t.true(rose < N + 5000, 'and not the whole host\'s');
+    t.true(num(b.get(`cgroup_syscall{cgroup=/,op=query}`)) >= 0, 'the root cgroup is published too');
+  } finally {
+    await k.stop();
+  }
+});

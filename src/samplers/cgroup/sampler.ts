@@ -19,9 +19,9 @@ import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './rea
 import { CgroupSelection } from './select.js';
 import { listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
+import { DEFAULT_LIMITS } from './limits.js';
 
 const NAME = 'cgroup_resources';
-export const DEFAULT_LIMITS = { maxCgroups: 1024, maxDepth: 6 } as const;
 
 const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const counter = (v: bigint): Counter => (v <= SAFE ? Number(v) : v);

@@ -1,6 +1,9 @@
 import type { BpfLayout } from '../../kernel/layout.js';
 import { MAX_SYSCALL } from '../classes.js';
 
+/** css ids below this have per-cgroup slots (bpf/include/cgroup.h) */
+export const MAX_CGROUPS = 4096;
+
 /** Mirrors bpf/syscall/counts.bpf.c: slot k of a CPU's bank counts class k. */
 export const LAYOUT = {
   object: 'syscall/counts',
@@ -8,5 +11,11 @@ export const LAYOUT = {
   maps: {
     counters: { kind: 'counters', width: 16 },
     classes: { kind: 'table', valueSize: 4, entries: MAX_SYSCALL },
+    /** css.id of the task's cpu cgroup x 16 classes */
+    cgroup_syscall: { kind: 'packed', entries: MAX_CGROUPS * 16 },
+    /** css.serial_nr of the cgroup that owns each slot */
+    cgroup_serial: { kind: 'packed', entries: MAX_CGROUPS },
+    /** kernfs id (directory inode) of the cgroup that owns each slot */
+    cgroup_inode: { kind: 'packed', entries: MAX_CGROUPS },
   },
 } as const satisfies BpfLayout;

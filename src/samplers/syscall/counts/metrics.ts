@@ -12,4 +12,15 @@ export const syscall = metric({
     'are answered by the vDSO in user space, without a syscall.',
 });
 
-export const METRICS = [syscall] as const;
+export const cgroupSyscall = metric({
+  name: 'cgroup_syscall',
+  kind: MetricKind.Counter,
+  unit: Unit.Events,
+  labels: ['cgroup', 'op'],
+  description:
+    'Syscalls entered by the tasks of each cgroup of the cpu controller\'s hierarchy (path as in cgroup_resources; ' +
+    'past [cgroups] max_cgroups summed into cgroup="other"), by class op; counted since the agent first saw the cgroup. ' +
+    'BPF on tp_btf sys_enter, in a slot per css id (up to 4096) checked against the cgroup\'s serial number.',
+});
+
+export const METRICS = [syscall, cgroupSyscall] as const;

@@ -1,0 +1,48 @@
+/* Per-cgroup counters: the cgroup of a task is its cpu controller's css (the
+ * scheduler's task group: a v1 cpu hierarchy, or v2 with the cpu controller
+ * on), indexed by css.id, which the kernel keeps small and reuses. A slot
+ * belongs to the cgroup whose css.serial_nr it last saw: a new cgroup under a
+ * reused id zeroes its counters first and records its kernfs node id (the
+ * inode of its directory), by which userspace finds its path. */
+#ifndef REZOLUS_CGROUP_H
+#define REZOLUS_CGROUP_H
+
+#define MAX_CGROUPS 4096
+
+/* ID_ARRAY-shaped mmapable arrays: serial numbers and kernfs ids by css.id */
+#define CGROUP_SLOTS(name)                       \
+  struct {                                       \
+    __uint(type, BPF_MAP_TYPE_ARRAY);            \
+    __uint(map_flags, BPF_F_MMAPABLE);           \
+    __type(key, u32);                            \
+    __type(value, u64);                          \
+    __uint(max_entries, MAX_CGROUPS);            \
+  } name SEC(".maps")
+
+/* The css.id of the task's cpu cgroup, or -1 past MAX_CGROUPS. Sets *fresh
+ * when the slot last belonged to another cgroup (or to none): the caller then
+ * zeroes that slot's counters. Two CPUs seeing a new cgroup at once both
+ * zero them: harmless, the counts lost are the few events in between. */
+static __always_inline int cgroup_slot(struct task_struct *t, void *serials, void *inodes, bool *fresh)
+{
+  *fresh = false;
+  /* direct loads from BTF pointers: no probe-read call per field on this hot path */
+  struct task_group *tg = t->sched_task_group;
+  if (!tg) return -1;
+  int id = tg->css.id;
+  if (id < 0 || id >= MAX_CGROUPS) return -1;
+  u32 key = id;
+  u64 *serial = bpf_map_lookup_elem(serials, &key);
+  if (!serial) return -1;
+  u64 sn = tg->css.serial_nr;
+  if (*serial != sn) {
+    u64 *inode = bpf_map_lookup_elem(inodes, &key);
+    if (!inode) return -1;
+    *fresh = true;
+    *inode = BPF_CORE_READ(tg, css.cgroup, kn, id);
+    *serial = sn;
+  }
+  return id;
+}
+
+#endif

@@ -1,0 +1,69 @@
+/**
+ * The path of a cgroup from the kernfs id the BPF programs record (the inode
+ * of its directory in the hierarchy of the cpu controller, whose task groups
+ * they key by). The hierarchy is listed again when an unknown id shows up, at
+ * most once per `relistMs`; a cgroup that is gone, or deeper than
+ * `maxDepth`, has no path.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseMountinfo, pickSources } from './mounts.js';
+import { decodeCgroupName } from './parse.js';
+import { listCgroups } from './walk.js';
+
+export class CgroupPaths {
+  private byInode = new Map<bigint, string>();
+  private listedAt = -Infinity;
+
+  private constructor(
+    /** the cpu controller's hierarchy, as a directory to read */
+    readonly mount: string,
+    private readonly maxDepth: number,
+    private readonly relistMs: number,
+  ) {}
+
+  /** Finds the cpu controller's hierarchy (v1 cpu, else the v2 tree); undefined when there is none. */
+  static open(procRoot: string, sysRoot: string, maxDepth: number, relistMs = 1000): CgroupPaths | undefined {
+    let mountinfo: string;
+    try {
+      mountinfo = readFileSync(join(procRoot, 'self', 'mountinfo'), 'utf8');
+    } catch {
+      return undefined;
+    }
+    const mounts = parseMountinfo(mountinfo).mounts.map((m) =>
+      m.path.startsWith('/sys/') ? { ...m, path: join(sysRoot, m.path.slice('/sys/'.length)) } : m,
+    );
+    let v2: string[] = [];
+    const unified = mounts.find((m) => m.version === 2);
+    if (unified !== undefined) {
+      try {
+        v2 = readFileSync(join(unified.path, 'cgroup.controllers'), 'utf8').trim().split(/\s+/);
+      } catch {
+        // none
+      }
+    }
+    const cpu = pickSources(mounts, v2).byController.get('cpu') ?? unified;
+    return cpu === undefined ? undefined : new CgroupPaths(cpu.path, maxDepth, relistMs);
+  }
+
+  pathOf(inode: bigint): string | undefined {
+    const known = this.byInode.get(inode);
+    if (known !== undefined) return known;
+    if (Date.now() - this.listedAt < this.relistMs) return undefined;
+    this.relist();
+    return this.byInode.get(inode);
+  }
+
+  private relist(): void {
+    const next = new Map<bigint, string>();
+    for (const rel of listCgroups(this.mount, this.maxDepth)) {
+      try {
+        next.set(statSync(join(this.mount, rel), { bigint: true }).ino, decodeCgroupName(rel));
+      } catch {
+        // removed meanwhile
+      }
+    }
+    this.byInode = next;
+    this.listedAt = Date.now();
+  }
+}
