@@ -5,12 +5,17 @@
  * src/samplers/cpu/migrations/maps.ts. */
 #include "common.h"
 #include "counters.h"
+#include "cgroup.h"
 
 #define BANK_WIDTH 8
 #define MIGRATE_FROM 0
 #define MIGRATE_TO 1
 
 COUNTER_BANK(counters, BANK_WIDTH);
+/* migrations per cgroup of the migrating task */
+CGROUP_COUNTERS(cgroup_migrations, 1);
+CGROUP_SLOTS(cgroup_serial);
+CGROUP_SLOTS(cgroup_inode);
 
 /* Kernels without THREAD_INFO_IN_TASK keep the cpu in task_struct itself. */
 struct task_struct___cpu {
@@ -32,5 +37,6 @@ int BPF_PROG(sched_migrate_task, struct task_struct *p, int dest_cpu)
   if (from == to) return 0;
   counter_add_on(&counters, from, BANK_WIDTH, MIGRATE_FROM, 1);
   counter_add_on(&counters, to, BANK_WIDTH, MIGRATE_TO, 1);
+  cgroup_add(p, &cgroup_migrations, 1, 0, 1, &cgroup_serial, &cgroup_inode);
   return 0;
 }

@@ -45,4 +45,34 @@ static __always_inline int cgroup_slot(struct task_struct *t, void *serials, voi
   return id;
 }
 
+/* `width` u64 counters per cgroup slot */
+#define CGROUP_COUNTERS(name, width)             \
+  struct {                                       \
+    __uint(type, BPF_MAP_TYPE_ARRAY);            \
+    __uint(map_flags, BPF_F_MMAPABLE);           \
+    __type(key, u32);                            \
+    __type(value, u64);                          \
+    __uint(max_entries, MAX_CGROUPS * (width));  \
+  } name SEC(".maps")
+
+/* Adds n to counter k of task t's cgroup slot, zeroing the slot's `width`
+ * counters first when a new cgroup claims it. */
+static __always_inline void cgroup_add(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
+{
+  bool fresh;
+  int id = cgroup_slot(t, serials, inodes, &fresh);
+  if (id < 0) return;
+  u32 base = (u32)id * width;
+  if (fresh) {
+    for (u32 j = 0; j < width; j++) {
+      u32 idx = base + j;
+      u64 *c = bpf_map_lookup_elem(counters, &idx);
+      if (c) *c = 0;
+    }
+  }
+  u32 idx = base + k;
+  u64 *c = bpf_map_lookup_elem(counters, &idx);
+  if (c) __sync_fetch_and_add(c, n);
+}
+
 #endif

@@ -6,6 +6,7 @@
 #include "counters.h"
 #include "histogram.h"
 #include "task.h"
+#include "cgroup.h"
 
 #define BANK_WIDTH 8
 #define CS_INVOLUNTARY 0
@@ -16,6 +17,10 @@ HISTOGRAM_MAP(runqueue_latency, 1);
 HISTOGRAM_MAP(running, 1);
 HISTOGRAM_MAP(offcpu, 1);
 COUNTER_BANK(counters, BANK_WIDTH);
+/* summed runqueue wait (ns) per cgroup of the task that waited */
+CGROUP_COUNTERS(cgroup_runqueue_wait, 1);
+CGROUP_SLOTS(cgroup_serial);
+CGROUP_SLOTS(cgroup_inode);
 
 /* Per-pid timestamps (ns); userspace sizes them to pid_max. 0 = not set. */
 ID_ARRAY(enqueued_at, u64, MAX_PID);
@@ -91,6 +96,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
       wait = now - queued;
       histogram_add(&runqueue_latency, 0, wait);
       counter_add(&counters, BANK_WIDTH, RUNQUEUE_WAIT, wait);
+      cgroup_add(next, &cgroup_runqueue_wait, 1, 0, wait, &cgroup_serial, &cgroup_inode);
     }
     u64 left = take(&offcpu_at, next_pid, next);
     if (left && now > left && now - left >= wait) histogram_add(&offcpu, 0, now - left - wait);

@@ -62,14 +62,16 @@ test.serial('a CPU-bound child in a cgroup with a 10 % quota: usage equals its C
   for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
   writeFileSync(join(CPU, rel, 'cpu.cfs_period_us'), '100000');
   writeFileSync(join(CPU, rel, 'cpu.cfs_quota_us'), '10000');
-  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  const k = await KernelHarness.start(['cgroup_resources', 'scheduler_runqueue'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
   try {
     const name = `/${rel}`;
     const a = await k.read('cgroup_resources');
+    const ra = await k.read('scheduler_runqueue');
     t.is(num(a.get(`cgroup_cpu_bandwidth_quota{cgroup=${name}}`)), 10_000_000, '10 ms per period, in ns');
     t.is(num(a.get(`cgroup_cpu_bandwidth_period_duration{cgroup=${name}}`)), 100_000_000);
     const childNs = await runIn(rel, 'const end = Date.now() + 3000; while (Date.now() < end);');
     const b = await k.read('cgroup_resources');
+    const rb = await k.read('scheduler_runqueue');
     const usage = (key: string): number => num(b.get(key)) - num(a.get(key));
     const cgroupNs = usage(`cgroup_cpu_usage{cgroup=${name},state=user}`) + usage(`cgroup_cpu_usage{cgroup=${name},state=system}`);
     t.log(`child CPU ${(childNs / 1e6).toFixed(0)} ms, cgroup usage ${(cgroupNs / 1e6).toFixed(0)} ms, throttled periods +${usage(`cgroup_cpu_bandwidth_throttled_periods{cgroup=${name}}`)}`);
@@ -77,7 +79,13 @@ test.serial('a CPU-bound child in a cgroup with a 10 % quota: usage equals its C
     t.true(Math.abs(cgroupNs - childNs) <= 0.2 * childNs + 20e6, `cgroup ${cgroupNs} ns against the child's ${childNs} ns`);
     t.true(childNs < 0.3 * 3e9, 'the quota held the child near 10 % of a CPU');
     t.true(usage(`cgroup_cpu_bandwidth_throttled_periods{cgroup=${name}}`) >= 5);
-    t.true(usage(`cgroup_cpu_bandwidth_throttled_time{cgroup=${name}}`) > 0);
+    const throttledNs = usage(`cgroup_cpu_bandwidth_throttled_time{cgroup=${name}}`);
+    t.true(throttledNs > 0);
+    // a throttled task stays runnable: BPF sees the throttled time as runqueue wait of its cgroup
+    const waitKey = `cgroup_scheduler_runqueue_wait{cgroup=${name}}`;
+    const waitNs = num(rb.get(waitKey)) - (ra.has(waitKey) ? num(ra.get(waitKey)) : 0);
+    t.log(`runqueue wait of the cgroup ${(waitNs / 1e6).toFixed(0)} ms, throttled ${(throttledNs / 1e6).toFixed(0)} ms`);
+    t.true(waitNs >= 0.5 * throttledNs, 'the cgroup waited at least half its throttled time');
 
     for (const root of [CPU, CPUACCT]) rmdirSync(join(root, rel));
     const c = await k.read('cgroup_resources');
@@ -132,6 +140,30 @@ test.serial('a child making N getppid calls in a cgroup: cgroup_syscall{op=query
     t.true(rose >= N);
     t.true(rose < N + 5000, 'and not the whole host\'s');
     t.true(num(b.get(`cgroup_syscall{cgroup=/,op=query}`)) >= 0, 'the root cgroup is published too');
+  } finally {
+    await k.stop();
+  }
+});
+
+test.serial('a shell re-pinned between CPUs N times in a cgroup: cgroup_cpu_migrations of that cgroup rises by at least N', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const rel = `${PARENT}/hops`;
+  for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
+  const k = await KernelHarness.start(['cpu_migrations'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const N = 50;
+    const key = `cgroup_cpu_migrations{cgroup=/${rel}}`;
+    const a = await k.read('cpu_migrations');
+    const procs = (root: string): string => join(root, rel, 'cgroup.procs');
+    await new Promise<void>((resolve, reject) => {
+      const sh = `echo $$ > ${procs(CPU)} && echo $$ > ${procs(CPUACCT)} && for i in $(seq ${N}); do taskset -cp 1 $$ >/dev/null; taskset -cp 0 $$ >/dev/null; done`;
+      const child = spawn('taskset', ['-c', '0', 'sh', '-c', sh], { stdio: 'ignore' });
+      child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`exit ${code}`))));
+    });
+    const b = await k.read('cpu_migrations');
+    const rose = num(b.get(key)) - (a.has(key) ? num(a.get(key)) : 0);
+    t.log(`${rose} migrations counted for /${rel} after ${2 * N} re-pins`);
+    t.true(rose >= N);
   } finally {
     await k.stop();
   }

@@ -4,8 +4,15 @@
  * cgroup is gone or unknown are left out, and past `maxCgroups` cgroups the
  * rest are summed into `other`, as cgroup_resources does.
  */
-import type { CgroupPaths } from '../cgroup/inodes.js';
+import { CgroupPaths } from '../cgroup/inodes.js';
+import { DEFAULT_LIMITS } from '../cgroup/limits.js';
+import type { MetricDecl } from '../../metrics/metric.js';
+import type { Labels, Point, SamplerContext } from '../types.js';
+import type { LoadedBpf } from './load.js';
 import type { PackedView } from './views.js';
+
+/** The slots of bpf/include/cgroup.h: css ids below this. */
+export const MAX_CGROUPS = 4096;
 
 export interface CgroupCounts {
   readonly cgroup: string;
@@ -54,4 +61,51 @@ export class PerCgroupCounters {
     );
     return [...own, { cgroup: 'other', values: other }];
   }
+}
+
+/**
+ * The per-cgroup counters of a loaded object (`map`, `width` per slot, with
+ * the object's cgroup_inode slots), or undefined, said once, when this host
+ * has no hierarchy of the cpu controller to name the cgroups by.
+ */
+export function openPerCgroup(bpf: LoadedBpf, ctx: SamplerContext, map: string, width: number): PerCgroupCounters | undefined {
+  const limits = ctx.cgroups ?? DEFAULT_LIMITS;
+  const paths = CgroupPaths.open(ctx.procRoot, ctx.sysRoot, limits.maxDepth);
+  if (paths === undefined) {
+    ctx.log.info('no hierarchy of the cpu cgroup controller: no per-cgroup series');
+    return undefined;
+  }
+  return new PerCgroupCounters(bpf.packed(map), bpf.packed('cgroup_inode'), width, MAX_CGROUPS, paths, limits.maxCgroups);
+}
+
+/** `{ cgroup, ...extra[i] }` label objects per cgroup, made once; `prune` drops the cgroups not seen. */
+export class CgroupLabelCache {
+  private readonly byCgroup = new Map<string, readonly Labels[]>();
+
+  constructor(private readonly extra: readonly Readonly<Record<string, string>>[] = [{}]) {}
+
+  get(cgroup: string): readonly Labels[] {
+    let l = this.byCgroup.get(cgroup);
+    if (l === undefined) this.byCgroup.set(cgroup, (l = this.extra.map((e) => Object.freeze({ cgroup, ...e }))));
+    return l;
+  }
+
+  prune(seen: ReadonlySet<string>): void {
+    for (const cgroup of this.byCgroup.keys()) if (!seen.has(cgroup)) this.byCgroup.delete(cgroup);
+  }
+}
+
+/**
+ * Appends `metric` for every counter of every cgroup (label set k of
+ * `labels` for counter k), then drops the labels of cgroups no longer there.
+ */
+export function pushPerCgroup(points: Point[], counters: PerCgroupCounters | undefined, labels: CgroupLabelCache, metric: MetricDecl): void {
+  if (counters === undefined) return;
+  const seen = new Set<string>();
+  for (const { cgroup, values } of counters.read()) {
+    seen.add(cgroup);
+    const l = labels.get(cgroup);
+    for (let k = 0; k < values.length; k++) points.push({ metric, labels: l[k]!, value: values[k]! });
+  }
+  labels.prune(seen);
 }

@@ -10,4 +10,14 @@ export const cpuMigrations = metric({
     'direction=to tasks that arrived on it; BPF on tp_btf sched_migrate_task.',
 });
 
-export const METRICS = [cpuMigrations] as const;
+export const cgroupCpuMigrations = metric({
+  name: 'cgroup_cpu_migrations',
+  kind: MetricKind.Counter,
+  unit: Unit.Events,
+  labels: ['cgroup'],
+  description:
+    'Migrations of the tasks of each cgroup of the cpu controller\'s hierarchy (past [cgroups] max_cgroups summed into ' +
+    'cgroup="other"), counted since the agent first saw the cgroup; BPF on tp_btf sched_migrate_task.',
+});
+
+export const METRICS = [cpuMigrations, cgroupCpuMigrations] as const;

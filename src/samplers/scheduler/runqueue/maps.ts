@@ -1,4 +1,5 @@
 import type { BpfLayout } from '../../kernel/layout.js';
+import { MAX_CGROUPS } from '../../kernel/per-cgroup.js';
 
 /** Mirrors bpf/scheduler/runqueue.bpf.c. */
 export const LAYOUT = {
@@ -16,6 +17,10 @@ export const LAYOUT = {
     enqueued_at: { kind: 'per-pid', valueSize: 8 },
     oncpu_at: { kind: 'per-pid', valueSize: 8 },
     offcpu_at: { kind: 'per-pid', valueSize: 8 },
+    /** summed runqueue wait per cgroup slot (bpf/include/cgroup.h) */
+    cgroup_runqueue_wait: { kind: 'packed', entries: MAX_CGROUPS },
+    cgroup_serial: { kind: 'packed', entries: MAX_CGROUPS },
+    cgroup_inode: { kind: 'packed', entries: MAX_CGROUPS },
   },
 } as const satisfies BpfLayout;
 

@@ -46,10 +46,22 @@ export const schedulerRunqueueWait = metric({
   description: 'Sum of runqueue waits of the tasks that started running on CPU id; BPF on tp_btf sched_switch.',
 });
 
+export const cgroupSchedulerRunqueueWait = metric({
+  name: 'cgroup_scheduler_runqueue_wait',
+  kind: MetricKind.Counter,
+  unit: Unit.Nanoseconds,
+  labels: ['cgroup'],
+  description:
+    'Sum of the runqueue waits of the tasks of each cgroup of the cpu controller\'s hierarchy (past [cgroups] max_cgroups ' +
+    'summed into cgroup="other"), since the agent first saw the cgroup: its rate is the cgroup\'s tasks waiting for a CPU, ' +
+    'in task-seconds per second; BPF on tp_btf sched_switch.',
+});
+
 export const METRICS = [
   schedulerRunqueueLatency,
   schedulerRunning,
   schedulerOffcpu,
   schedulerContextSwitch,
   schedulerRunqueueWait,
+  cgroupSchedulerRunqueueWait,
 ] as const;

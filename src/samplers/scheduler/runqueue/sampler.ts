@@ -3,8 +3,9 @@ import { NO_LABELS } from '../../types.js';
 import { cpuLabels } from '../../kernel/labels.js';
 import { defineBpfSampler } from '../../kernel/define.js';
 import { CS_INVOLUNTARY, CS_VOLUNTARY, LAYOUT, RUNQUEUE_WAIT } from './maps.js';
+import { CgroupLabelCache, openPerCgroup, pushPerCgroup } from '../../kernel/per-cgroup.js';
 import {
-  METRICS, schedulerContextSwitch, schedulerOffcpu, schedulerRunning, schedulerRunqueueLatency, schedulerRunqueueWait,
+  cgroupSchedulerRunqueueWait, METRICS, schedulerContextSwitch, schedulerOffcpu, schedulerRunning, schedulerRunqueueLatency, schedulerRunqueueWait,
 } from './metrics.js';
 
 const NAME = 'scheduler_runqueue';
@@ -14,7 +15,9 @@ export const schedulerRunqueueSampler: SamplerDefinition = defineBpfSampler({
   description: 'Runqueue latency, running and off-CPU time histograms and per-CPU context switches (BPF, tp_btf sched_*).',
   metrics: METRICS,
   layout: LAYOUT,
-  reader(bpf) {
+  reader(bpf, ctx) {
+    const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_runqueue_wait', 1);
+    const cgroupLabels = new CgroupLabelCache();
     const latency = bpf.histogram('runqueue_latency');
     const running = bpf.histogram('running');
     const offcpu = bpf.histogram('offcpu');
@@ -38,6 +41,7 @@ export const schedulerRunqueueSampler: SamplerDefinition = defineBpfSampler({
       for (let cpu = 0; cpu < bpf.cpus; cpu++) {
         points.push({ metric: schedulerRunqueueWait, labels: ids[cpu]!, value: counters.cpu(cpu, RUNQUEUE_WAIT) });
       }
+      pushPerCgroup(points, perCgroup, cgroupLabels, cgroupSchedulerRunqueueWait);
       return { points, skipped: 0 };
     };
   },

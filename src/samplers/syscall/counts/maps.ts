@@ -1,8 +1,6 @@
 import type { BpfLayout } from '../../kernel/layout.js';
+import { MAX_CGROUPS } from '../../kernel/per-cgroup.js';
 import { MAX_SYSCALL } from '../classes.js';
-
-/** css ids below this have per-cgroup slots (bpf/include/cgroup.h) */
-export const MAX_CGROUPS = 4096;
 
 /** Mirrors bpf/syscall/counts.bpf.c: slot k of a CPU's bank counts class k. */
 export const LAYOUT = {
