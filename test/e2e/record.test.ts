@@ -23,7 +23,7 @@ test.before(async () => {
   server = await startTestNats();
   dir = mkdtempSync(join(tmpdir(), 'rezolus-record-test-'));
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fixture', natsUrl: server.url });
-  const on = ['cpu_usage', 'memory_meminfo'];
+  const on = ['cpu_usage', 'memory_meminfo', 'cgroup_resources'];
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
   agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers }, silentLogger());
 });
@@ -54,7 +54,12 @@ test('rezolus record --host fixture --interval 500ms --duration 3s writes one ro
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('live.parquet.tmp-')), [], 'no temporary file of this recording left');
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (
-    await con.runAndReadAll(`SELECT timestamp, host, "cpu_usage/user/0" AS user0, memory_total FROM read_parquet('${out}') ORDER BY timestamp`)
+    await con.runAndReadAll(
+      `SELECT timestamp, host, "cpu_usage/user/0" AS user0, memory_total,
+              "cgroup_memory_current/%2Fsystem.slice%2Fdocker-0123abcd.scope" AS container_memory,
+              "cgroup_cpu_bandwidth_throttled_periods/%2Fsystem.slice%2Fdocker-0123abcd.scope" AS throttled
+       FROM read_parquet('${out}') ORDER BY timestamp`,
+    )
   ).getRowObjects();
   t.true(rows.length >= 4 && rows.length <= 7, `${rows.length} rows in 3 s at 500 ms`);
   for (const row of rows) {
@@ -62,6 +67,8 @@ test('rezolus record --host fixture --interval 500ms --duration 3s writes one ro
     t.is((row.timestamp as bigint) % 500_000_000n, 0n, 'rows on interval boundaries');
     t.is(row.user0, 20_230_000_000n, 'cpu_usage user of cpu0 from the fixture /proc/stat, in ns');
     t.is(row.memory_total, 25_276_502_016, 'MemTotal from the fixture, in bytes');
+    t.is(row.container_memory, 268_435_456, 'a cgroup series, its path escaped in the column name');
+    t.is(row.throttled, 37n);
   }
   const steps = rows.slice(1).map((row, i) => (row.timestamp as bigint) - (rows[i]?.timestamp as bigint));
   t.true(steps.every((s) => s === 500_000_000n), `steps ${steps.join(',')}`);
