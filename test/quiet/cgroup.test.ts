@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelHarness, num, type Values } from '../helpers/kernel.js';
 
@@ -69,6 +69,7 @@ test.serial('a CPU-bound child in a cgroup with a 10 % quota: usage equals its C
     const ra = await k.read('scheduler_runqueue');
     t.is(num(a.get(`cgroup_cpu_bandwidth_quota{cgroup=${name}}`)), 10_000_000, '10 ms per period, in ns');
     t.is(num(a.get(`cgroup_cpu_bandwidth_period_duration{cgroup=${name}}`)), 100_000_000);
+    t.is(num(a.get(`cgroup_id{cgroup=${name}}`)), statSync(join(CPU, rel)).ino, 'the id is the inode in the cpu hierarchy');
     const childNs = await runIn(rel, 'const end = Date.now() + 3000; while (Date.now() < end);');
     const b = await k.read('cgroup_resources');
     const rb = await k.read('scheduler_runqueue');

@@ -70,6 +70,13 @@ export const cgroupPids = m(
   'Tasks (processes and threads) in the cgroup and its descendants: pids.current',
 );
 
+export const cgroupId = m(
+  'cgroup_id', MetricKind.Gauge, Unit.Count, [],
+  'Stable id of the cgroup: the kernfs id (directory inode) in the cpu controller\'s hierarchy, the id the BPF samplers ' +
+  'record; the same while the cgroup exists, a new one when a cgroup of that path is made again (absent when that ' +
+  'hierarchy is not a cgroup file system, as on a fixture root)',
+);
+
 export const cgroupFolded = metric({
   name: 'cgroup_folded',
   kind: MetricKind.Gauge,
@@ -84,5 +91,5 @@ export const METRICS = [
   cgroupCpuUsage, cgroupCpuBandwidthQuota, cgroupCpuBandwidthPeriod, cgroupCpuBandwidthPeriods,
   cgroupCpuBandwidthThrottledPeriods, cgroupCpuBandwidthThrottledTime, cgroupMemoryCurrent, cgroupMemoryLimit,
   cgroupMemoryAnon, cgroupMemoryFile, cgroupMemoryOomKills, cgroupPressure, cgroupBlockioBytes, cgroupBlockioOperations,
-  cgroupPids, cgroupFolded,
+  cgroupPids, cgroupId, cgroupFolded,
 ] as const;

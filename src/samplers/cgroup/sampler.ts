@@ -6,7 +6,7 @@
  * listed again at every refresh: a cgroup that goes away stops being
  * published (and the descriptor of the old layout expires unused).
  */
-import { readlinkSync } from 'node:fs';
+import { readlinkSync, statfsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Counter } from '../../metrics/u64.js';
 import { readText } from '../read.js';
@@ -61,6 +61,18 @@ function sum(all: readonly CgroupFigures[]): CgroupFigures {
   return s;
 }
 
+const CGROUP_SUPER_MAGIC = 0x27e0eb;
+const CGROUP2_SUPER_MAGIC = 0x63677270;
+
+function isCgroupFs(path: string): boolean {
+  try {
+    const type = Number(statfsSync(path).type);
+    return type === CGROUP_SUPER_MAGIC || type === CGROUP2_SUPER_MAGIC;
+  } catch {
+    return false;
+  }
+}
+
 /** A mount point under /sys is read below the sampler's sysfs root, so the agent runs on a fixture root too. */
 function underSys(mount: CgroupMount, sysRoot: string): CgroupMount {
   return mount.path.startsWith('/sys/') ? { ...mount, path: join(sysRoot, mount.path.slice('/sys/'.length)) } : mount;
@@ -90,6 +102,10 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     }
     const sources: Sources = pickSources(mounts, v2Controllers);
     if (sources.byController.size === 0) throw new SamplerUnsupportedError('no cgroup hierarchy with cpu, memory, io or pids is mounted');
+    // ids come from the hierarchy whose ids BPF records, the cpu controller's, when it is a real
+    // cgroup file system (a fixture root's directories have inodes, but not kernfs ids)
+    const idMount = (sources.byController.get('cpu') ?? sources.unified ?? [...sources.byController.values()][0])!.path;
+    const idTree = isCgroupFs(idMount) ? idMount : undefined;
     const trees = [...new Set([...sources.byController.values(), ...(sources.unified ? [sources.unified] : [])].map((x) => x.path))];
     ctx.log.debug({ sources: Object.fromEntries([...sources.byController].map(([c, x]) => [c, x.path])) }, 'cgroup hierarchies');
 
@@ -134,7 +150,16 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           keptNames.add(name);
           const split = splitUsage(f, cpuSplit.get(name));
           if (split !== undefined) cpuSplit.set(name, split);
-          emit(points, labelsOf(name), f, split, deviceName, true);
+          const l = labelsOf(name);
+          emit(points, l, f, split, deviceName, true);
+          if (idTree !== undefined && inTree(idTree, path)) {
+            try {
+              const ino = statSync(join(idTree, path), { bigint: true }).ino;
+              points.push({ metric: m.cgroupId, labels: l.cgroup, value: ino <= SAFE ? Number(ino) : ino });
+            } catch {
+              // removed meanwhile
+            }
+          }
         }
         if (folded.length > 0) {
           const figures = folded.map((path) => readCgroup(sources, path, inTree));
