@@ -29,6 +29,14 @@ static __always_inline int cgroup_slot(struct task_struct *t, void *serials, voi
   /* direct loads from BTF pointers: no probe-read call per field on this hot path */
   struct task_group *tg = t->sched_task_group;
   if (!tg) return -1;
+  /* With sched_autogroup (a session's tasks in a group of their own, for
+   * fairness between terminals) a task of the root cgroup has an autogroup's
+   * task group: not a cgroup, its css zeroed. Its cgroup is its parent, the
+   * root task group. */
+  if (!tg->css.cgroup) {
+    tg = tg->parent;
+    if (!tg) return -1;
+  }
   int id = tg->css.id;
   if (id < 0 || id >= MAX_CGROUPS) return -1;
   u32 key = id;

@@ -1,8 +1,8 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KernelHarness, num, type Values } from '../helpers/kernel.js';
+import { KernelHarness, node, num, type Values } from '../helpers/kernel.js';
 
 // Real cgroups, made by this test under a parent of its own in the v1 cpu and
 // cpuacct hierarchies of this machine (rezolus-test-<pid>), holding only
@@ -140,7 +140,19 @@ test.serial('a child making N getppid calls in a cgroup: cgroup_syscall{op=query
     t.log(`${rose} query syscalls counted for /${rel}`);
     t.true(rose >= N);
     t.true(rose < N + 5000, 'and not the whole host\'s');
-    t.true(num(b.get(`cgroup_syscall{cgroup=/,op=query}`)) >= 0, 'the root cgroup is published too');
+
+    // a child in no cgroup of its own counts for the root, with sched_autogroup on as here
+    const rootKey = 'cgroup_syscall{cgroup=/,op=query}';
+    const rootBefore = num(b.get(rootKey));
+    await node(`let s = 0; for (let i = 0; i < ${N}; i++) s += process.ppid; if (s === 0) process.exit(1);`);
+    const c = await k.read('syscall_counts');
+    t.log(`${num(c.get(rootKey)) - rootBefore} query syscalls counted for / (autogroup ${readFileSync('/proc/sys/kernel/sched_autogroup_enabled', 'utf8').trim()})`);
+    t.true(num(c.get(rootKey)) - rootBefore >= N);
+
+    // removed, its counts stop being published once the hierarchy is listed again (each second)
+    for (const root of [CPU, CPUACCT]) rmdirSync(join(root, rel));
+    await new Promise((r) => setTimeout(r, 1100));
+    t.false((await k.read('syscall_counts')).has(key), 'a removed cgroup is no longer published');
   } finally {
     await k.stop();
   }

@@ -1,9 +1,9 @@
 /**
  * The path of a cgroup from the kernfs id the BPF programs record (the inode
  * of its directory in the hierarchy of the cpu controller, whose task groups
- * they key by). The hierarchy is listed again when an unknown id shows up, at
- * most once per `relistMs`; a cgroup that is gone, or deeper than
- * `maxDepth`, has no path.
+ * they key by). The hierarchy is listed again once `relistMs` have passed:
+ * a cgroup that is gone (its slot keeps its last counts until the id is
+ * reused), or deeper than `maxDepth`, has no path and is not published.
  */
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,11 +46,9 @@ export class CgroupPaths {
     return cpu === undefined ? undefined : new CgroupPaths(cpu.path, maxDepth, relistMs);
   }
 
+  /** The path of a cgroup that exists now (as of the last listing, at most `relistMs` old). */
   pathOf(inode: bigint): string | undefined {
-    const known = this.byInode.get(inode);
-    if (known !== undefined) return known;
-    if (Date.now() - this.listedAt < this.relistMs) return undefined;
-    this.relist();
+    if (Date.now() - this.listedAt >= this.relistMs) this.relist();
     return this.byInode.get(inode);
   }
 

@@ -35,7 +35,8 @@ export const cgroupCpuBandwidthThrottledTime = m(
 );
 export const cgroupMemoryCurrent = m(
   'cgroup_memory_current', MetricKind.Gauge, Unit.Bytes, [],
-  'Memory charged to the cgroup and its descendants: v2 memory.current, v1 memory.usage_in_bytes',
+  'Memory charged to the cgroup and its descendants: v2 memory.current, v1 memory.usage_in_bytes (v1\'s root may read ' +
+  'less than a child: the kernel does not charge everything to it)',
 );
 export const cgroupMemoryLimit = m(
   'cgroup_memory_limit', MetricKind.Gauge, Unit.Bytes, [],
@@ -57,13 +58,17 @@ export const cgroupPressure = m(
   'cgroup_pressure', MetricKind.Counter, Unit.Microseconds, ['resource', 'kind'],
   'Pressure stall time of the cgroup (resource cpu, memory or io; kind some or full), the total= of <resource>.pressure; v2 with PSI only',
 );
+const IO_NOTE =
+  'device is the name in /sys/dev/block (major:minor when it has none). v2: the cgroup and its descendants. ' +
+  'v1: the cgroup\'s own I/O, and only I/O that passed a blk-throttle rule (blkio.throttle.*): without a rule on the ' +
+  'device, recent v1 kernels count none';
 export const cgroupBlockioBytes = m(
   'cgroup_blockio_bytes', MetricKind.Counter, Unit.Bytes, ['device', 'op'],
-  'Bytes the cgroup read and wrote per block device (major:minor), op read or write: v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes',
+  `Bytes the cgroup read and wrote per block device, op read or write: v2 io.stat rbytes/wbytes, v1 blkio.throttle.io_service_bytes. ${IO_NOTE}`,
 );
 export const cgroupBlockioOperations = m(
   'cgroup_blockio_operations', MetricKind.Counter, Unit.Operations, ['device', 'op'],
-  'I/O operations per block device, op read or write: v2 io.stat rios/wios, v1 blkio.throttle.io_serviced',
+  `I/O operations per block device, op read or write: v2 io.stat rios/wios, v1 blkio.throttle.io_serviced. ${IO_NOTE}`,
 );
 export const cgroupPids = m(
   'cgroup_pids', MetricKind.Gauge, Unit.Tasks, [],
@@ -84,7 +89,8 @@ export const cgroupFolded = metric({
   labels: [],
   description:
     'Cgroups past [cgroups] max_cgroups, whose figures are summed into the cgroup="other" series instead of their own; ' +
-    'cgroups deeper than [cgroups] max_depth are not read and not counted.',
+    'cgroups deeper than [cgroups] max_depth are not read and not counted. The cgroupfs figures include descendants, so ' +
+    '"other" overlaps the listed parents of folded cgroups: never sum a cgroupfs metric over the cgroup label.',
 });
 
 export const METRICS = [

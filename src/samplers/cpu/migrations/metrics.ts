@@ -16,7 +16,7 @@ export const cgroupCpuMigrations = metric({
   unit: Unit.Events,
   labels: ['cgroup'],
   description:
-    'Migrations of the tasks of each cgroup of the cpu controller\'s hierarchy (past [cgroups] max_cgroups summed into ' +
+    'Migrations of the tasks of each cgroup of the cpu controller\'s hierarchy, its own tasks, not its descendants (past [cgroups] max_cgroups summed into ' +
     'cgroup="other"), counted since the agent first saw the cgroup; BPF on tp_btf sched_migrate_task.',
 });
 

@@ -52,7 +52,7 @@ export const cgroupSchedulerRunqueueWait = metric({
   unit: Unit.Nanoseconds,
   labels: ['cgroup'],
   description:
-    'Sum of the runqueue waits of the tasks of each cgroup of the cpu controller\'s hierarchy (past [cgroups] max_cgroups ' +
+    'Sum of the runqueue waits of the own tasks (not descendants) of each cgroup of the cpu controller\'s hierarchy (past [cgroups] max_cgroups ' +
     'summed into cgroup="other"), since the agent first saw the cgroup: its rate is the cgroup\'s tasks waiting for a CPU, ' +
     'in task-seconds per second; BPF on tp_btf sched_switch.',
 });

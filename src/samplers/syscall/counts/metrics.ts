@@ -18,7 +18,7 @@ export const cgroupSyscall = metric({
   unit: Unit.Events,
   labels: ['cgroup', 'op'],
   description:
-    'Syscalls entered by the tasks of each cgroup of the cpu controller\'s hierarchy (path as in cgroup_resources; ' +
+    'Syscalls entered by the tasks of each cgroup of the cpu controller\'s hierarchy, its own tasks, not its descendants (path as in cgroup_resources; ' +
     'past [cgroups] max_cgroups summed into cgroup="other"), by class op; counted since the agent first saw the cgroup. ' +
     'BPF on tp_btf sys_enter, in a slot per css id (up to 4096) checked against the cgroup\'s serial number.',
 });
