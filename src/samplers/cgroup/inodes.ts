@@ -5,9 +5,9 @@
  * a cgroup that is gone (its slot keeps its last counts until the id is
  * reused), or deeper than `maxDepth`, has no path and is not published.
  */
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseMountinfo, pickSources } from './mounts.js';
+import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { listCgroups } from './walk.js';
 
@@ -24,25 +24,8 @@ export class CgroupPaths {
 
   /** Finds the cpu controller's hierarchy (v1 cpu, else the v2 tree); undefined when there is none. */
   static open(procRoot: string, sysRoot: string, maxDepth: number, relistMs = 1000): CgroupPaths | undefined {
-    let mountinfo: string;
-    try {
-      mountinfo = readFileSync(join(procRoot, 'self', 'mountinfo'), 'utf8');
-    } catch {
-      return undefined;
-    }
-    const mounts = parseMountinfo(mountinfo).mounts.map((m) =>
-      m.path.startsWith('/sys/') ? { ...m, path: join(sysRoot, m.path.slice('/sys/'.length)) } : m,
-    );
-    let v2: string[] = [];
-    const unified = mounts.find((m) => m.version === 2);
-    if (unified !== undefined) {
-      try {
-        v2 = readFileSync(join(unified.path, 'cgroup.controllers'), 'utf8').trim().split(/\s+/);
-      } catch {
-        // none
-      }
-    }
-    const cpu = pickSources(mounts, v2).byController.get('cpu') ?? unified;
+    const sources = discoverSources(procRoot, sysRoot);
+    const cpu = sources?.byController.get('cpu') ?? sources?.unified;
     return cpu === undefined ? undefined : new CgroupPaths(cpu.path, maxDepth, relistMs);
   }
 

@@ -9,11 +9,10 @@
 import { readlinkSync, statfsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { Counter } from '../../metrics/u64.js';
-import { readText } from '../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
 import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
 import * as m from './metrics.js';
-import { parseMountinfo, pickSources, type CgroupMount, type Sources } from './mounts.js';
+import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { CgroupSelection } from './select.js';
@@ -73,34 +72,14 @@ function isCgroupFs(path: string): boolean {
   }
 }
 
-/** A mount point under /sys is read below the sampler's sysfs root, so the agent runs on a fixture root too. */
-function underSys(mount: CgroupMount, sysRoot: string): CgroupMount {
-  return mount.path.startsWith('/sys/') ? { ...mount, path: join(sysRoot, mount.path.slice('/sys/'.length)) } : mount;
-}
-
 export const cgroupResourcesSampler: SamplerDefinition = {
   name: NAME,
   description: 'Per-cgroup CPU, CFS throttling, memory, OOM kills, block I/O, pids and pressure from cgroupfs (v1 or v2), bounded by [cgroups].',
   metrics: m.METRICS,
   async init(ctx: SamplerContext): Promise<Sampler> {
     const limits = ctx.cgroups ?? DEFAULT_LIMITS;
-    let mountinfo: string;
-    try {
-      mountinfo = await readText(ctx.procRoot, 'self/mountinfo');
-    } catch (error) {
-      throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/self/mountinfo`, { cause: error });
-    }
-    const mounts = parseMountinfo(mountinfo).mounts.map((mount) => underSys(mount, ctx.sysRoot));
-    const unified = mounts.find((x) => x.version === 2);
-    let v2Controllers: string[] = [];
-    if (unified !== undefined) {
-      try {
-        v2Controllers = (await readText(unified.path, 'cgroup.controllers')).trim().split(/\s+/).filter((c) => c !== '');
-      } catch {
-        // a v2 tree without cgroup.controllers offers no controller
-      }
-    }
-    const sources: Sources = pickSources(mounts, v2Controllers);
+    const sources = discoverSources(ctx.procRoot, ctx.sysRoot);
+    if (sources === undefined) throw new SamplerUnsupportedError(`cannot read ${ctx.procRoot}/self/mountinfo`);
     if (sources.byController.size === 0) throw new SamplerUnsupportedError('no cgroup hierarchy with cpu, memory, io or pids is mounted');
     // ids come from the hierarchy whose ids BPF records, the cpu controller's, when it is a real
     // cgroup file system (a fixture root's directories have inodes, but not kernfs ids)
