@@ -94,7 +94,7 @@ export class Agent implements AgentIntrospection {
     this.host = hostToken(o.host);
     this.runtimes = o.samplers.map((s) => ({
       definition: s.definition,
-      intervalMs: s.intervalMs,
+      intervalMs: Math.max(s.intervalMs, s.definition.minIntervalMs ?? 0),
       sampler: undefined,
       status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: s.reason ?? 'disabled in config' },
       busy: undefined,
@@ -121,6 +121,8 @@ export class Agent implements AgentIntrospection {
     for (const r of this.runtimes) {
       if (!this.enabled.has(r.definition.name)) continue;
       const log = this.o.log.child({ sampler: r.definition.name });
+      const asked = this.o.samplers.find((x) => x.definition === r.definition)?.intervalMs ?? r.intervalMs;
+      if (asked < r.intervalMs) log.info({ interval_ms: r.intervalMs, asked_ms: asked }, 'interval raised to the sampler\'s minimum');
       try {
         r.sampler = await r.definition.init({ ...ctx, log });
         r.status = working(r.sampler);

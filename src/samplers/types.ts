@@ -117,6 +117,11 @@ export interface SamplerDefinition {
   readonly description: string;
   /** reads the live kernel through BPF or perf events, not procfs/sysfs ([kernel] in agent.toml) */
   readonly kernel?: boolean;
+  /**
+   * The shortest interval it runs at, whatever the config asks: for a source
+   * too costly to read many times a second (cgroupfs). The agent says so once.
+   */
+  readonly minIntervalMs?: number;
   /** the BPF objects it loads, as declared in TS; a test checks them against the compiled C */
   readonly layouts?: readonly BpfLayout[];
   readonly metrics: readonly MetricDecl[];

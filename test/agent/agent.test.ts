@@ -470,3 +470,13 @@ test('on its own clock a 100 ms sampler ticks on whole intervals', async (t) => 
   }
   t.is(statusOf(agent, 'fake_fast').overruns, 0);
 });
+
+test('a sampler with a minimum interval runs at it when the config asks for less, and says so', async (t) => {
+  const sink = new CollectingSink();
+  const slow = fake('fake_slow');
+  const definition = { ...slow.definition, minIntervalMs: 1000 };
+  const agent = makeAgent(sink, [{ definition, intervalMs: 100 }]);
+  t.teardown(() => agent.stop());
+  await agent.start();
+  t.is(statusOf(agent, 'fake_slow').intervalMs, 1000);
+});
