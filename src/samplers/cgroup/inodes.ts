@@ -11,9 +11,13 @@ import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { listCgroups } from './walk.js';
 
+const shared = new Map<string, CgroupPaths>();
+
 export class CgroupPaths {
   private byInode = new Map<bigint, string>();
   private listedAt = -Infinity;
+  /** ids a listing did not find, until the next periodic listing */
+  private readonly unknown = new Set<bigint>();
 
   private constructor(
     /** the cpu controller's hierarchy, as a directory to read */
@@ -23,19 +27,40 @@ export class CgroupPaths {
   ) {}
 
   /** Finds the cpu controller's hierarchy (v1 cpu, else the v2 tree); undefined when there is none. */
+  /**
+   * The lookup for this host's cpu hierarchy. One per hierarchy and depth in
+   * the process: the BPF samplers that name cgroups share its listing.
+   */
   static open(procRoot: string, sysRoot: string, maxDepth: number, relistMs = 1000): CgroupPaths | undefined {
     const sources = discoverSources(procRoot, sysRoot);
     const cpu = sources?.byController.get('cpu') ?? sources?.unified;
-    return cpu === undefined ? undefined : new CgroupPaths(cpu.path, maxDepth, relistMs);
+    if (cpu === undefined) return undefined;
+    const key = `${cpu.path} ${maxDepth} ${relistMs}`;
+    let paths = shared.get(key);
+    if (paths === undefined) shared.set(key, (paths = new CgroupPaths(cpu.path, maxDepth, relistMs)));
+    return paths;
   }
 
-  /** The path of a cgroup that exists now (as of the last listing, at most `relistMs` old). */
+  /**
+   * The path of a cgroup that exists now (as of the last listing, at most
+   * `relistMs` old). An id the last listing did not have lists again at
+   * once, so a new cgroup is named on its first refresh; one still unknown
+   * after that (a removed cgroup whose slot keeps its counts) waits for the
+   * periodic listing.
+   */
   pathOf(inode: bigint): string | undefined {
-    if (Date.now() - this.listedAt >= this.relistMs) this.relist();
-    return this.byInode.get(inode);
+    const due = Date.now() - this.listedAt >= this.relistMs;
+    if (due) this.relist(true);
+    const path = this.byInode.get(inode);
+    if (path !== undefined || this.unknown.has(inode)) return path;
+    if (!due) this.relist(false);
+    const again = this.byInode.get(inode);
+    if (again === undefined) this.unknown.add(inode);
+    return again;
   }
 
-  private relist(): void {
+  /** Lists the hierarchy; a periodic listing also forgets the ids earlier listings did not find. */
+  private relist(periodic: boolean): void {
     const next = new Map<bigint, string>();
     for (const rel of listCgroups(this.mount, this.maxDepth)) {
       try {
@@ -46,5 +71,6 @@ export class CgroupPaths {
     }
     this.byInode = next;
     this.listedAt = Date.now();
+    if (periodic) this.unknown.clear();
   }
 }
