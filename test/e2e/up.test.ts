@@ -42,6 +42,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let serverPid: number | undefined;
   try {
     const upDeadline = Date.now() + 20_000;
     while (!stdout.includes('is up') && Date.now() < upDeadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 50));
@@ -51,7 +52,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     t.regex(stdout, /stream\s+REZOLUS/);
     t.true(stdout.includes(`exporter  http://127.0.0.1:${port}/metrics`));
     t.regex(stdout, /hindsight http:\/\/127\.0\.0\.1:\d+\/dump \(POST, or kill -HUP \d+\) writes the last 15 min to hindsight\.parquet/);
-    const serverPid = Number(/pid (\d+)/.exec(stdout)?.[1]);
+    serverPid = Number(/pid (\d+)/.exec(stdout)?.[1]);
 
     const { cpus, netdevs, disks } = liveDevices();
     const wanted = [
@@ -83,6 +84,8 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     t.false(alive(serverPid), 'the private nats-server was stopped');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
+    // a killed `up` cannot stop its private server: do it here, so no test leaves one running
+    if (serverPid !== undefined && alive(serverPid)) process.kill(serverPid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
