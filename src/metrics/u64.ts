@@ -33,3 +33,19 @@ export function scaleU64(value: number | bigint, factor: number): number | bigin
   }
   return value * BigInt(factor);
 }
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A u64 held as bigint, as a Counter: a number while it is a safe integer. */
+export function toCounter(v: bigint): Counter {
+  return v <= MAX_SAFE ? Number(v) : v;
+}
+
+/** The sum of two counters, exact: a number while it stays a safe integer, else a bigint. */
+export function addU64(a: Counter, b: Counter): Counter {
+  if (typeof a === 'number' && typeof b === 'number') {
+    const s = a + b;
+    if (Number.isSafeInteger(s)) return s;
+  }
+  return BigInt(a) + BigInt(b);
+}

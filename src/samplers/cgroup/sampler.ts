@@ -8,7 +8,7 @@
  */
 import { readlinkSync, statfsSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import type { Counter } from '../../metrics/u64.js';
+import { addU64, toCounter, type Counter } from '../../metrics/u64.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
 import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
 import * as m from './metrics.js';
@@ -16,20 +16,17 @@ import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { CgroupSelection } from './select.js';
-import { listCgroups } from './walk.js';
+import { breadthFirst, listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
 import { DEFAULT_LIMITS } from './limits.js';
 
 const NAME = 'cgroup_resources';
 
-const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-const counter = (v: bigint): Counter => (v <= SAFE ? Number(v) : v);
-
+/** The sum of two figures, either of which may be missing. */
 function add(a: Counter | undefined, b: Counter | undefined): Counter | undefined {
   if (b === undefined) return a;
   if (a === undefined) return b;
-  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a + b)) return a + b;
-  return BigInt(a) + BigInt(b);
+  return addU64(a, b);
 }
 
 /** The figures of the folded cgroups, summed where a sum means something (not limits, quotas or pressure). */
@@ -119,7 +116,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       async refresh(): Promise<Reading> {
         const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth))]));
         const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
-        const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(byDepthThenName);
+        const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
         const { kept, folded } = selection.update(present);
         const points: Point[] = [];
         let skipped = 0;
@@ -136,7 +133,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           if (idTree !== undefined && inTree(idTree, path)) {
             try {
               const ino = statSync(join(idTree, path), { bigint: true }).ino;
-              points.push({ metric: m.cgroupId, labels: l.cgroup, value: ino <= SAFE ? Number(ino) : ino });
+              points.push({ metric: m.cgroupId, labels: l.cgroup, value: toCounter(ino) });
             } catch {
               // removed meanwhile
             }
@@ -164,13 +161,6 @@ export const cgroupResourcesSampler: SamplerDefinition = {
   },
 };
 
-/** Breadth first (the root, then its children, then theirs), by name within a level. */
-function byDepthThenName(a: string, b: string): number {
-  const da = a === '/' ? 0 : a.split('/').length;
-  const db = b === '/' ? 0 : b.split('/').length;
-  return da - db || (a < b ? -1 : a > b ? 1 : 0);
-}
-
 function emit(
   points: Point[], l: CgroupLabels, f: CgroupFigures, split: { user: bigint; system: bigint } | undefined,
   deviceName: (majmin: string) => string, own: boolean,
@@ -179,8 +169,8 @@ function emit(
     if (value !== undefined) points.push({ metric, labels, value });
   };
   if (split !== undefined) {
-    push(m.cgroupCpuUsage, l.user, counter(split.user));
-    push(m.cgroupCpuUsage, l.system, counter(split.system));
+    push(m.cgroupCpuUsage, l.user, toCounter(split.user));
+    push(m.cgroupCpuUsage, l.system, toCounter(split.system));
   }
   if (own) {
     push(m.cgroupCpuBandwidthQuota, l.cgroup, f.quotaNs);

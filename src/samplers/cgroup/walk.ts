@@ -1,6 +1,13 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
+/** Orders cgroup paths breadth first: the root, then its children, then theirs; by name within a level. */
+export function breadthFirst(a: string, b: string): number {
+  const da = a === '/' ? 0 : a.split('/').length;
+  const db = b === '/' ? 0 : b.split('/').length;
+  return da - db || (a < b ? -1 : a > b ? 1 : 0);
+}
+
 /**
  * The cgroups of a hierarchy as paths relative to its mount (`/` for the
  * root, `/system.slice/nginx.service`), breadth first, down to `maxDepth`

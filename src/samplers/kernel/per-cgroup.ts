@@ -6,6 +6,8 @@
  */
 import { CgroupPaths } from '../cgroup/inodes.js';
 import { DEFAULT_LIMITS } from '../cgroup/limits.js';
+import { breadthFirst } from '../cgroup/walk.js';
+import { addU64 } from '../../metrics/u64.js';
 import type { MetricDecl } from '../../metrics/metric.js';
 import type { Labels, Point, SamplerContext } from '../types.js';
 import type { LoadedBpf } from './load.js';
@@ -19,12 +21,6 @@ export interface CgroupCounts {
   readonly values: readonly (number | bigint)[];
 }
 
-function add(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number' && Number.isSafeInteger(a + b)) return a + b;
-  return BigInt(a) + BigInt(b);
-}
-
-const depth = (p: string): number => (p === '/' ? 0 : p.split('/').length);
 
 export class PerCgroupCounters {
   constructor(
@@ -52,11 +48,11 @@ export class PerCgroupCounters {
       const cgroup = this.paths.pathOf(BigInt(inode));
       if (cgroup !== undefined) found.push({ cgroup, values });
     }
-    found.sort((a, b) => depth(a.cgroup) - depth(b.cgroup) || (a.cgroup < b.cgroup ? -1 : a.cgroup > b.cgroup ? 1 : 0));
+    found.sort((a, b) => breadthFirst(a.cgroup, b.cgroup));
     if (found.length <= this.maxCgroups) return found;
     const own = found.slice(0, this.maxCgroups);
     const other = found.slice(this.maxCgroups).reduce<(number | bigint)[]>(
-      (sum, c) => sum.map((s, k) => add(s, c.values[k] ?? 0)),
+      (sum, c) => sum.map((s, k) => addU64(s, c.values[k] ?? 0)),
       new Array<number | bigint>(this.width).fill(0),
     );
     return [...own, { cgroup: 'other', values: other }];

@@ -4,6 +4,7 @@
  * below 2^53 and falls back to bigint above.
  */
 import type { SparseHistogram } from '../../metrics/histogram.js';
+import { addU64 } from '../../metrics/u64.js';
 import { GROUPING_POWER, MAX_VALUE_POWER } from '../../metrics/histogram.js';
 import { H2_BUCKETS } from './layout.js';
 
@@ -26,13 +27,6 @@ function word(w: Uint32Array, i: number): number | bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
-function add(a: number | bigint, b: number | bigint): number | bigint {
-  if (typeof a === 'number' && typeof b === 'number') {
-    const s = a + b;
-    if (Number.isSafeInteger(s)) return s;
-  }
-  return BigInt(a) + BigInt(b);
-}
 
 /** Histogram k of an mmapped map of histograms, in sparse cumulative form. */
 export class HistogramView {
@@ -82,7 +76,7 @@ export class CounterBankView {
   /** slot k summed over every CPU */
   total(k: number): number | bigint {
     let sum: number | bigint = 0;
-    for (let c = 0; c < this.cpus; c++) sum = add(sum, word(this.words, c * this.width + k));
+    for (let c = 0; c < this.cpus; c++) sum = addU64(sum, word(this.words, c * this.width + k));
     return sum;
   }
 }

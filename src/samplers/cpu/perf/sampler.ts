@@ -6,6 +6,7 @@
  * the sampler runs degraded with the software part.
  */
 import { readFileSync } from 'node:fs';
+import { toCounter } from '../../../metrics/u64.js';
 import { loadNative, type NativeAddon } from '../../../native/index.js';
 import type { MetricDecl } from '../../../metrics/metric.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
@@ -82,8 +83,6 @@ interface OpenError {
   readonly message: string;
 }
 
-const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
 /**
  * A counter's value from (value, enabled, running): scaled by enabled/running
  * when the counter was multiplexed; undefined when it never ran.
@@ -91,7 +90,7 @@ const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 export function scaled(value: bigint, enabled: bigint, running: bigint): number | bigint | undefined {
   if (running === 0n) return undefined;
   const v = running < enabled ? (value * enabled) / running : value;
-  return v <= SAFE ? Number(v) : v;
+  return toCounter(v);
 }
 
 /**

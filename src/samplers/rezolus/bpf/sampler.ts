@@ -10,12 +10,10 @@ import type { BpfObject } from '../../../native/index.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { requireBpf } from '../../kernel/load.js';
 import { loadedObjects, loadedVersion } from '../../kernel/loaded.js';
+import { toCounter } from '../../../metrics/u64.js';
 import { bpfRunCount, bpfRunTime, METRICS } from './metrics.js';
 
 const NAME = 'rezolus_bpf';
-const SAFE = BigInt(Number.MAX_SAFE_INTEGER);
-
-const counter = (v: bigint): number | bigint => (v <= SAFE ? Number(v) : v);
 
 /** What to read from one loaded object: its attached programs' labels, in the order readRunStats writes them. */
 interface ObjectPlan {
@@ -75,8 +73,8 @@ export const rezolusBpfSampler: SamplerDefinition = {
             continue;
           }
           for (let i = 0; i < n && i < labels.length; i++) {
-            points.push({ metric: bpfRunCount, labels: labels[i]!, value: counter(out[2 * i]!) });
-            points.push({ metric: bpfRunTime, labels: labels[i]!, value: counter(out[2 * i + 1]!) });
+            points.push({ metric: bpfRunCount, labels: labels[i]!, value: toCounter(out[2 * i]!) });
+            points.push({ metric: bpfRunTime, labels: labels[i]!, value: toCounter(out[2 * i + 1]!) });
           }
         }
         return { points, skipped };
