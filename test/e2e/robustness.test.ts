@@ -79,7 +79,7 @@ test('rezolus agent with a bad --nats exits 2 without connecting anywhere', asyn
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rezolus.ts', 'agent', '--nats', ''], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise((r) => child.once('exit', r));
+  const code = await new Promise((r) => child.once('close', r));
   t.is(code, 2);
   t.regex(stderr, /--nats must be a NATS URL/);
 });
