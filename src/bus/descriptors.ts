@@ -4,6 +4,8 @@ import { hashDescriptorJson, parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
 
 const HASH = /^[0-9a-f]{16}$/;
+/** Misses remembered at most (frames with ever new unknown hashes must not grow memory). */
+const MAX_MISSING = 10_000;
 
 /**
  * Resolves descriptor hashes through the KV bucket with a cache. Descriptors
@@ -44,7 +46,7 @@ export class DescriptorCache {
     try {
       const entry = await this.kv.get(hash);
       if (entry === null || entry.value.length === 0) {
-        this.missing.set(hash, Date.now());
+        this.#miss(hash);
         return undefined;
       }
       const json = entry.string();
@@ -55,8 +57,17 @@ export class DescriptorCache {
       return d;
     } catch (error) {
       this.log.warn({ descriptor: hash, error: String(error) }, 'unusable descriptor');
-      this.missing.set(hash, Date.now());
+      this.#miss(hash);
       return undefined;
     }
+  }
+
+  #miss(hash: string): void {
+    this.missing.delete(hash);
+    if (this.missing.size >= MAX_MISSING) {
+      const oldest = this.missing.keys().next().value;
+      if (oldest !== undefined) this.missing.delete(oldest);
+    }
+    this.missing.set(hash, Date.now());
   }
 }

@@ -1,21 +1,32 @@
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { decodeFrame, FrameDecodeError, resolveFrame } from '../frame/codec.js';
-import type { Frame } from '../frame/types.js';
+import type { Frame, RawFrame } from '../frame/types.js';
 import type { DescriptorCache } from './descriptors.js';
+import { SeqGuard } from './order.js';
 import { hostFilterSubjects, hostSelector, subjectHostToken, subjectMatches } from './subjects.js';
 
 /** Why frames were left out; a consumer never crashes on a bad frame. */
 export interface SkipStats {
+  /** not a frame: not msgpack, not a map, a header field missing or of the wrong type, an unknown version */
   garbage: number;
+  /** the descriptor hash is malformed, not in the bucket, or its content is unusable */
   unknownDescriptor: number;
+  /** the values do not fit the descriptor: count, kind, a bad histogram, a counter that is negative, fractional or not finite */
   invalid: number;
   /** the frame names another host or sampler than the subject it came on */
   wrongSubject: number;
+  /** seq not above the last one used from the same agent run: a duplicate or a late frame (order.ts) */
+  outOfOrder: number;
 }
 
 export function emptySkipStats(): SkipStats {
-  return { garbage: 0, unknownDescriptor: 0, invalid: 0, wrongSubject: 0 };
+  return { garbage: 0, unknownDescriptor: 0, invalid: 0, wrongSubject: 0, outOfOrder: 0 };
+}
+
+/** Every skip counted, whatever the reason. */
+export function totalSkipped(s: SkipStats): number {
+  return s.garbage + s.unknownDescriptor + s.invalid + s.wrongSubject + s.outOfOrder;
 }
 
 /** Decodes and resolves one message; undefined (and counted) when it cannot be used. */
@@ -27,6 +38,10 @@ export async function frameFromMessage(data: Uint8Array, cache: DescriptorCache,
     skipped.garbage++;
     return undefined;
   }
+  return resolveRaw(raw, cache, skipped);
+}
+
+async function resolveRaw(raw: RawFrame, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
   const descriptor = await cache.resolve(raw.descriptor);
   if (descriptor === undefined) {
     skipped.unknownDescriptor++;
@@ -42,13 +57,34 @@ export async function frameFromMessage(data: Uint8Array, cache: DescriptorCache,
 }
 
 /**
- * A message of a frame subject as a frame: decoded, resolved and checked
- * against its subject; undefined (and counted) when it cannot be used.
+ * A message of a frame subject as a frame: decoded, checked against its
+ * subject (before its descriptor is looked up, so an impostor costs no
+ * bucket read), resolved, and with a `guard`, checked to be newer than the
+ * frames of its run already used; undefined (and counted) when it cannot be
+ * used. Checks happen in that order and a frame is counted once, under the
+ * first reason that applies.
  */
-export async function frameOnSubject(subject: string, data: Uint8Array, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
-  const frame = await frameFromMessage(data, cache, skipped);
-  if (frame === undefined || subjectMatches(subject, frame.host, frame.sampler)) return frame;
-  skipped.wrongSubject++;
+export async function frameOnSubject(
+  subject: string,
+  data: Uint8Array,
+  cache: DescriptorCache,
+  skipped: SkipStats,
+  guard?: SeqGuard,
+): Promise<Frame | undefined> {
+  let raw;
+  try {
+    raw = decodeFrame(data);
+  } catch {
+    skipped.garbage++;
+    return undefined;
+  }
+  if (!subjectMatches(subject, raw.host, raw.sampler)) {
+    skipped.wrongSubject++;
+    return undefined;
+  }
+  const frame = await resolveRaw(raw, cache, skipped);
+  if (frame === undefined || guard === undefined || guard.accept(frame)) return frame;
+  skipped.outOfOrder++;
   return undefined;
 }
 
@@ -73,6 +109,7 @@ export function subscribeFrames(
 ): LiveSubscription {
   const subjects = hostFilterSubjects(hosts);
   const selected = hostSelector(hosts);
+  const guard = new SeqGuard();
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {
@@ -81,7 +118,7 @@ export function subscribeFrames(
           return;
         }
         if (selected !== undefined && !selected(subjectHostToken(msg.subject))) return;
-        frameOnSubject(msg.subject, msg.data, cache, skipped).then(
+        frameOnSubject(msg.subject, msg.data, cache, skipped, guard).then(
           (frame) => frame !== undefined && onFrame(frame, msg.data),
           (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
         );

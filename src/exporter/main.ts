@@ -74,7 +74,7 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
   log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
   let nc: NatsConnection;
   try {
-    nc = await connectBus({ url: config.natsUrl, name: 'rezolus-exporter', log: log.child({ component: 'nats' }) });
+    nc = await connectBus({ url: config.natsUrl, name: 'rezolus-exporter', log: log.child({ component: 'nats' }), security: config.nats });
   } catch (error) {
     await app.close();
     throw error;
@@ -85,7 +85,7 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
     const kv = await waitForBucket(nc, log, () => stopped);
     if (kv === undefined) return undefined;
     const cache = new DescriptorCache(kv, log.child({ component: 'descriptors' }));
-    const sub = subscribeFrames(nc, config.hosts, cache, (f) => state.ingest(f), log.child({ component: 'subscribe' }), skipped);
+    const sub = subscribeFrames(nc, config.hosts, cache, (f) => state.ingest(f, BigInt(Date.now()) * 1_000_000n), log.child({ component: 'subscribe' }), skipped);
     log.info({ hosts: config.hosts, subjects: sub.subjects }, 'following frames');
     return sub;
   })();

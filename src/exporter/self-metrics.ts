@@ -1,4 +1,4 @@
-import type { SkipStats } from '../bus/subscribe.js';
+import { totalSkipped, type SkipStats } from '../bus/subscribe.js';
 import { metric, MetricKind, Unit, type MetricDecl } from '../metrics/metric.js';
 import type { ExtraSeries } from './render.js';
 import type { ExporterState } from './state.js';
@@ -14,7 +14,7 @@ export const framesUsed = metric({
 });
 export const framesSkipped = metric({
   name: 'rezolus_exporter_frames_skipped', kind: MetricKind.Counter, unit: Unit.Count, labels: ['reason'],
-  description: 'Frames the exporter could not use, by reason: garbage (not a frame), unknown_descriptor, invalid (values do not match the descriptor), wrong_subject (the frame names another host or sampler than its subject), out_of_order, contested (a second live agent with the same host).',
+  description: 'Frames the exporter could not use, by reason: garbage (not a frame), unknown_descriptor, invalid (values do not match the descriptor), wrong_subject (the frame names another host or sampler than its subject), out_of_order (a duplicate, or older than a frame already used from the same agent run), contested (a second live agent with the same host).',
 });
 export const hosts = metric({
   name: 'rezolus_exporter_hosts', kind: MetricKind.Gauge, unit: Unit.Count, labels: [],
@@ -60,7 +60,7 @@ export function ownSeries(o: OwnFigures): ExtraSeries[] {
   const s = o.state.stats;
   const k = o.skipped;
   const skipped = (reason: string, value: number): ExtraSeries => own(framesSkipped, value, { reason });
-  const received = s.ingested + s.outOfOrder + s.contested + k.garbage + k.unknownDescriptor + k.invalid + k.wrongSubject;
+  const received = s.ingested + s.outOfOrder + s.contested + totalSkipped(k);
   const last = o.state.lastFrameByHost();
   const out = [
     own(framesReceived, received),
@@ -69,7 +69,7 @@ export function ownSeries(o: OwnFigures): ExtraSeries[] {
     skipped('unknown_descriptor', k.unknownDescriptor),
     skipped('invalid', k.invalid),
     skipped('wrong_subject', k.wrongSubject),
-    skipped('out_of_order', s.outOfOrder),
+    skipped('out_of_order', s.outOfOrder + k.outOfOrder),
     skipped('contested', s.contested),
     own(hosts, last.size),
     own(sources, o.state.size),

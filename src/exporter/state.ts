@@ -28,6 +28,8 @@ export interface ExporterStateStats {
   restarts: number;
   /** (host, sampler) pairs dropped by forget() */
   forgotten: number;
+  /** frames of a run that ended no later than its previous frame (the agent's clock stepped back): used, windows start again */
+  clockSteps: number;
 }
 
 export interface ExporterStateOptions {
@@ -59,6 +61,21 @@ interface Track {
   rates: RateWindow | undefined;
   /** time between the current run's last two frames */
   spacingNs: bigint | undefined;
+  /** when the current run's last frame was taken (receive time, or its end without one) */
+  heardNs: bigint;
+  /** runs this track replaced, most recent last: their late frames are not taken */
+  readonly replaced: number[];
+}
+
+/** Replaced runs remembered per (host, sampler). */
+const REPLACED_RUNS = 4;
+
+/** Forgets a track's history (a new run, or a clock step within one). */
+function restart(track: Track): void {
+  track.frames = [];
+  track.head = 0;
+  track.rates = undefined;
+  track.spacingNs = undefined;
 }
 
 function compareTracks(a: Track, b: Track): number {
@@ -68,7 +85,7 @@ function compareTracks(a: Track, b: Track): number {
 }
 
 export class ExporterState {
-  readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0 };
+  readonly stats: ExporterStateStats = { ingested: 0, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0, clockSteps: 0 };
   readonly #maxFrames: number;
   #retentionNs: bigint;
   readonly #oversample: ReadonlySet<string>;
@@ -108,11 +125,17 @@ export class ExporterState {
     return this.#tracks.size;
   }
 
-  ingest(frame: Frame): void {
+  /**
+   * Takes a frame; `receivedNs` is when it arrived (unix ns, the consumer's
+   * clock), used to tell a quiet run from a live one; without it, frame time.
+   */
+  ingest(frame: Frame, receivedNs?: bigint): void {
     const key = `${frame.host}\u0000${frame.sampler}`;
     let track = this.#tracks.get(key);
     if (track === undefined) {
-      track = { host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined };
+      track = {
+        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, replaced: [],
+      };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
     } else if (track.instance !== frame.instance) {
@@ -120,16 +143,18 @@ export class ExporterState {
       // current run has gone quiet (an agent restart); while both are live (two
       // agents claiming one host) the current one keeps it and the other's frames
       // are counted. A late frame of a replaced run is older, so it never wins.
+      // Quiet is measured in receive time when the caller gives it (a restarted host whose
+      // clock went back still takes over), else in frame time. A replaced run never comes back.
       const latest = track.frames[track.frames.length - 1];
-      if (latest !== undefined && frame.endNs - latest.endNs < this.#takeoverNs(track)) {
+      const quietNs = (receivedNs ?? frame.endNs) - (receivedNs === undefined ? (latest?.endNs ?? 0n) : track.heardNs);
+      if ((latest !== undefined && quietNs < this.#takeoverNs(track)) || track.replaced.includes(frame.instance)) {
         this.stats.contested++;
         return;
       }
+      track.replaced.push(track.instance);
+      if (track.replaced.length > REPLACED_RUNS) track.replaced.shift();
       track.instance = frame.instance;
-      track.frames = [];
-      track.head = 0;
-      track.rates = undefined;
-      track.spacingNs = undefined;
+      restart(track);
       this.stats.restarts++;
     } else {
       const last = track.frames[track.frames.length - 1];
@@ -137,9 +162,17 @@ export class ExporterState {
         this.stats.outOfOrder++;
         return;
       }
+      if (last !== undefined && frame.endNs <= last.endNs) {
+        // A newer frame of the run that ends no later than the previous one: the agent's
+        // clock stepped back. Its values are the newest, but no window (histogram, rate)
+        // may span the step: the history starts again from it, as after a restart.
+        restart(track);
+        this.stats.clockSteps++;
+      }
     }
     const prev = track.frames[track.frames.length - 1];
     if (prev !== undefined) track.spacingNs = frame.endNs - prev.endNs;
+    track.heardNs = receivedNs ?? frame.endNs;
     track.frames.push(frame);
     this.stats.ingested++;
     if (this.#oversample.size > 0) this.#addRates(track, prev, frame);

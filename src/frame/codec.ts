@@ -4,6 +4,7 @@ import type { MetricKind } from '../metrics/metric.js';
 import type { Value } from '../samplers/types.js';
 import type { Descriptor, Frame, FrameValue, RawFrame } from './types.js';
 import { FRAME_VERSION } from './types.js';
+import { msgpackProblem } from './msgpack-check.js';
 
 // Plain msgpack: no records, no shared structures, so any msgpack reader decodes it.
 const packr = new Packr({ useRecords: false, variableMapSize: true });
@@ -14,8 +15,18 @@ const I32_MIN = -0x8000_0000;
 const U64_LIMIT = 2 ** 64;
 const I64_MIN = -(2 ** 63);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const U64_MAX = 2n ** 64n - 1n;
+const I64_MIN_BIG = -(2n ** 63n);
+/** Containers a frame nests: the map, its values, a histogram pair, its index array; a few more for later versions. */
+const MAX_DEPTH = 8;
+/** h2 with grouping power 3 and max value power 64 */
+const H2_BUCKETS = 496;
 
-/** Thrown for bytes that are not a frame of a known layout. */
+/**
+ * Thrown for bytes that are not a frame of a known layout, and for values
+ * that do not fit their descriptor; the only error decodeFrame and
+ * resolveFrame throw, whatever the bytes.
+ */
 export class FrameDecodeError extends Error {
   override readonly name = 'FrameDecodeError';
   readonly code = 'FRAME_DECODE';
@@ -82,6 +93,8 @@ function asString(v: unknown, field: string): string {
 
 /** Decodes the envelope of a frame; values stay raw until a descriptor resolves them. */
 export function decodeFrame(bytes: Uint8Array): RawFrame {
+  const problem = msgpackProblem(bytes, MAX_DEPTH);
+  if (problem !== undefined) throw new FrameDecodeError(`not msgpack: ${problem}`);
   let o: unknown;
   try {
     o = unpackr.unpack(bytes);
@@ -93,37 +106,59 @@ export function decodeFrame(bytes: Uint8Array): RawFrame {
   const v = asUint(f.v, 'v');
   if (v !== FRAME_VERSION) throw new FrameDecodeError(`frame version ${v} is not supported`);
   if (!Array.isArray(f.x)) throw new FrameDecodeError('frame field "x" is not an array');
+  const beginNs = asBigInt(f.b, 'b');
+  const endNs = asBigInt(f.e, 'e');
+  if (beginNs > endNs) throw new FrameDecodeError('frame window begins after it ends');
   return {
     v,
     host: asString(f.h, 'h'),
     sampler: asString(f.s, 's'),
     instance: asUint(f.i, 'i'),
     seq: asUint(f.q, 'q'),
-    beginNs: asBigInt(f.b, 'b'),
-    endNs: asBigInt(f.e, 'e'),
+    beginNs,
+    endNs,
     descriptor: asString(f.d, 'd'),
     values: f.x,
   };
 }
 
+/** A gauge: any finite number, or an integer of the 64-bit range (a bigint beyond 2^53). */
 function scalar(v: unknown): number | bigint | undefined {
   if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
-  if (typeof v === 'bigint') return v >= -BigInt(Number.MAX_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v;
+  if (typeof v === 'bigint') {
+    if (v >= -MAX_SAFE && v <= MAX_SAFE) return Number(v);
+    return v >= I64_MIN_BIG && v <= U64_MAX ? v : undefined;
+  }
   return undefined;
 }
 
+/** A counter: a non-negative integer below 2^64 (NaN, infinities, fractions and negatives are not counts). */
+function counter(v: unknown): number | bigint | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? v : undefined;
+  if (typeof v === 'bigint') {
+    if (v < 0n || v > U64_MAX) return undefined;
+    return v <= MAX_SAFE ? Number(v) : v;
+  }
+  return undefined;
+}
+
+/**
+ * A histogram: [index[], count[]] of equal length (at most 496), indexes
+ * integers in 0..495 strictly increasing, counts safe integers above zero
+ * (only non-empty buckets are sent).
+ */
 function histogram(v: unknown): SparseHistogram | undefined {
   if (!Array.isArray(v) || v.length !== 2 || !Array.isArray(v[0]) || !Array.isArray(v[1])) return undefined;
   const index = v[0] as unknown[];
   const rawCount = v[1] as unknown[];
-  if (index.length !== rawCount.length) return undefined;
+  if (index.length !== rawCount.length || index.length > H2_BUCKETS) return undefined;
   const count: number[] = new Array<number>(rawCount.length);
   let last = -1;
   for (let i = 0; i < index.length; i++) {
     const ix = index[i];
-    const c = scalar(rawCount[i]);
-    if (typeof ix !== 'number' || !Number.isInteger(ix) || ix <= last || ix >= 496) return undefined;
-    if (c === undefined || typeof c === 'bigint' || c < 0 || !Number.isInteger(c)) return undefined;
+    const c = counter(rawCount[i]);
+    if (typeof ix !== 'number' || !Number.isInteger(ix) || ix <= last || ix >= H2_BUCKETS) return undefined;
+    if (typeof c !== 'number' || c === 0) return undefined;
     last = ix;
     count[i] = c;
   }
@@ -149,6 +184,9 @@ function kindsOf(d: Descriptor): readonly (MetricKind | undefined)[] {
  */
 export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
   const kinds = kindsOf(descriptor);
+  if (descriptor.sampler !== raw.sampler) {
+    throw new FrameDecodeError(`frame of sampler ${raw.sampler} names descriptor ${raw.descriptor} of sampler ${descriptor.sampler}`);
+  }
   if (raw.values.length !== descriptor.series.length) {
     throw new FrameDecodeError(
       `frame has ${raw.values.length} values, descriptor ${raw.descriptor} has ${descriptor.series.length} series`,
@@ -157,7 +195,8 @@ export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
   const values: FrameValue[] = new Array<FrameValue>(raw.values.length);
   for (let i = 0; i < raw.values.length; i++) {
     const kind = kinds[i];
-    const value = kind === 'histogram' ? histogram(raw.values[i]) : scalar(raw.values[i]);
+    const v = raw.values[i];
+    const value = kind === 'histogram' ? histogram(v) : kind === 'counter' ? counter(v) : kind === 'gauge' ? scalar(v) : undefined;
     if (value === undefined) {
       const name = (descriptor.series[i] as readonly [string, readonly string[]])[0];
       throw new FrameDecodeError(`value ${i} (${name}) is not a valid ${String(kind)}`);

@@ -7,6 +7,21 @@
  * (boundary − interval, boundary]: an agent that was down leaves a gap, not
  * repeated values. Pure, no I/O; a row refers to its frames, it copies no
  * values (group.ts turns rows into columns).
+ *
+ * Odd frames (frames that carry their run and seq; see RowStats):
+ * - per (host, sampler), a frame whose seq is not above the last one taken
+ *   from the same agent run (a duplicate, or an older frame after a
+ *   reconnect) is dropped, and so is a late frame of a run that another run
+ *   has replaced since (a restart replaces a run; the replaced one never
+ *   comes back): a row never goes back to older values;
+ * - a new run (agent restart, seq from 1 again) is taken as it comes: its
+ *   counters start again from their new values;
+ * - a host's row times only go forward, and no boundary gets two rows: a
+ *   frame that ends at or before a boundary already passed (it came later
+ *   than the lag, or the agent's clock stepped back) cannot change that
+ *   row; its values are the newest of its sampler, so the host's next row
+ *   carries them. A host whose clock stepped back gets its next row once
+ *   its frames end after the last row again (a gap, never a repeat).
  */
 
 /** What resampling needs of a frame. */
@@ -15,6 +30,9 @@ export interface TimedFrame {
   readonly sampler: string;
   /** end of the acquisition window, unix ns */
   readonly endNs: bigint;
+  /** agent run and sequence; without them a frame is taken as it comes */
+  readonly instance?: number;
+  readonly seq?: number;
 }
 
 export interface Row<F extends TimedFrame> {
@@ -24,20 +42,50 @@ export interface Row<F extends TimedFrame> {
   readonly frames: readonly F[];
 }
 
+/** Frames the builder left out or moved, by reason. */
+export interface RowStats {
+  /** dropped: a duplicate, an older frame of the same run, or a frame of a replaced run */
+  outOfOrder: number;
+  /** taken into the host's next row: they ended at or before a boundary already passed */
+  late: number;
+  /** a (host, sampler) switched to a new agent run */
+  restarts: number;
+}
+
+/** Runs remembered as replaced per (host, sampler). */
+const REPLACED_RUNS = 4;
+
+interface Source {
+  instance: number;
+  seq: number;
+  /** runs this one replaced, most recent last */
+  readonly replaced: number[];
+}
+
+/** A frame with its arrival order: of two frames of a sampler, the later taken is the newer. */
+interface Taken<F> {
+  readonly frame: F;
+  readonly order: number;
+}
+
 interface HostState<F> {
   /** newest applied frame per sampler */
-  readonly latest: Map<string, F>;
+  readonly latest: Map<string, Taken<F>>;
   /** frames not yet applied, sorted by end */
-  readonly pending: F[];
+  readonly pending: Taken<F>[];
+  /** run and last seq per sampler */
+  readonly sources: Map<string, Source>;
   /** the next boundary a row may be emitted for; undefined before the first frame */
   next: bigint | undefined;
   maxEndNs: bigint;
 }
 
 export class RowBuilder<F extends TimedFrame> {
+  readonly stats: RowStats = { outOfOrder: 0, late: 0, restarts: 0 };
   readonly #intervalNs: bigint;
   readonly #lagNs: bigint;
   readonly #hosts = new Map<string, HostState<F>>();
+  #order = 0;
 
   /**
    * `lagNs` (default 1 s): how long after a boundary a host's frames are
@@ -58,12 +106,22 @@ export class RowBuilder<F extends TimedFrame> {
   add(frame: F): Row<F>[] {
     let h = this.#hosts.get(frame.host);
     if (h === undefined) {
-      h = { latest: new Map(), pending: [], next: undefined, maxEndNs: frame.endNs };
+      h = { latest: new Map(), pending: [], sources: new Map(), next: undefined, maxEndNs: frame.endNs };
       this.#hosts.set(frame.host, h);
     }
+    if (!this.#admit(h, frame)) {
+      this.stats.outOfOrder++;
+      return [];
+    }
+    const taken: Taken<F> = { frame, order: this.#order++ };
+    if (h.next !== undefined && frame.endNs <= h.next - this.#intervalNs) {
+      this.stats.late++;
+      apply(h, taken);
+      return [];
+    }
     let i = h.pending.length;
-    while (i > 0 && (h.pending[i - 1] as F).endNs > frame.endNs) i--;
-    h.pending.splice(i, 0, frame);
+    while (i > 0 && (h.pending[i - 1] as Taken<F>).frame.endNs > frame.endNs) i--;
+    h.pending.splice(i, 0, taken);
     if (frame.endNs > h.maxEndNs) h.maxEndNs = frame.endNs;
     return this.#emit(frame.host, h, h.maxEndNs - this.#lagNs);
   }
@@ -75,6 +133,28 @@ export class RowBuilder<F extends TimedFrame> {
     return out.sort((a, b) => (a.timestampNs === b.timestampNs ? (a.host < b.host ? -1 : 1) : a.timestampNs < b.timestampNs ? -1 : 1));
   }
 
+  /** Whether a frame may be taken by the order rules (see the file comment). */
+  #admit(h: HostState<F>, f: F): boolean {
+    if (f.instance === undefined || f.seq === undefined) return true;
+    const s = h.sources.get(f.sampler);
+    if (s === undefined) {
+      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, replaced: [] });
+      return true;
+    }
+    if (f.instance === s.instance) {
+      if (f.seq <= s.seq) return false;
+      s.seq = f.seq;
+      return true;
+    }
+    if (s.replaced.includes(f.instance)) return false;
+    s.replaced.push(s.instance);
+    if (s.replaced.length > REPLACED_RUNS) s.replaced.shift();
+    s.instance = f.instance;
+    s.seq = f.seq;
+    this.stats.restarts++;
+    return true;
+  }
+
   #ceil(ns: bigint): bigint {
     const r = ns % this.#intervalNs;
     return r === 0n ? ns : ns - r + this.#intervalNs;
@@ -84,7 +164,7 @@ export class RowBuilder<F extends TimedFrame> {
   #emit(host: string, h: HostState<F>, until: bigint): Row<F>[] {
     const out: Row<F>[] = [];
     for (;;) {
-      const first = h.pending[0];
+      const first = h.pending[0]?.frame;
       if (h.next === undefined) {
         if (first === undefined) return out;
         h.next = this.#ceil(first.endNs);
@@ -93,14 +173,20 @@ export class RowBuilder<F extends TimedFrame> {
       if (first !== undefined && first.endNs > h.next) h.next = this.#ceil(first.endNs);
       if (h.next > until) return out;
       let fresh = false;
-      while (h.pending.length > 0 && (h.pending[0] as F).endNs <= h.next) {
-        const f = h.pending.shift() as F;
-        h.latest.set(f.sampler, f);
-        if (f.endNs > h.next - this.#intervalNs) fresh = true;
+      while (h.pending.length > 0 && (h.pending[0] as Taken<F>).frame.endNs <= h.next) {
+        const t = h.pending.shift() as Taken<F>;
+        apply(h, t);
+        if (t.frame.endNs > h.next - this.#intervalNs) fresh = true;
       }
-      if (fresh) out.push({ timestampNs: h.next, host, frames: [...h.latest.values()] });
+      if (fresh) out.push({ timestampNs: h.next, host, frames: [...h.latest.values()].map((t) => t.frame) });
       h.next += this.#intervalNs;
       if (h.pending.length === 0 && h.next > until) return out;
     }
   }
+}
+
+/** Makes a frame its sampler's newest unless a frame taken after it already is. */
+function apply<F extends TimedFrame>(h: HostState<F>, t: Taken<F>): void {
+  const current = h.latest.get(t.frame.sampler);
+  if (current === undefined || t.order > current.order) h.latest.set(t.frame.sampler, t);
 }

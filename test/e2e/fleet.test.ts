@@ -302,7 +302,7 @@ test.serial('malformed frames from sim-042 are skipped and counted by reason; no
   }
   await fleet.publishTick(5, others);
   for (const kind of MALFORMED_KINDS) sent[await fleet.publishMalformed(BAD_HOST, kind, 'scheduler_procs')]++;
-  t.deepEqual(sent, { garbage: 9, invalid: 6, unknown_descriptor: 3 });
+  t.deepEqual(sent, { garbage: 12, invalid: 9, unknown_descriptor: 3 });
 
   const want = {
     ...before,

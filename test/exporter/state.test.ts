@@ -21,7 +21,7 @@ test('one frame: latest without base', (t) => {
   const s = new ExporterState();
   s.ingest(frame('a', 1, T0));
   t.deepEqual(seqs(s), [['a/scheduler_runqueue', 1, undefined]]);
-  t.deepEqual(s.stats, { ingested: 1, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0 });
+  t.deepEqual(s.stats, { ingested: 1, outOfOrder: 0, contested: 0, restarts: 0, forgotten: 0, clockSteps: 0 });
 });
 
 test('base is the newest frame at least one interval older than the latest', (t) => {

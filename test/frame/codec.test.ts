@@ -219,7 +219,7 @@ test('decodeFrame names the unsupported version', (t) => {
 
 const DESC: Descriptor = {
   v: 1,
-  sampler: 'test_mixed',
+  sampler: 'cpu_usage', // the sampler validMap() names: a descriptor must be of the frame's sampler
   metrics: {
     test_counter: { kind: 'counter', unit: 'count', labels: [], description: 'c' },
     test_histogram: { kind: 'histogram', unit: 'nanoseconds', labels: [], description: 'h' },

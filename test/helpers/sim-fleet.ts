@@ -68,11 +68,14 @@ export const MALFORMED: Readonly<Record<MalformedKind, SkipReason>> = {
   'garbage-bytes': 'garbage',
   truncated: 'garbage',
   'wrong-version': 'garbage',
+  'ext-type': 'garbage',
   'short-values': 'invalid',
   'wrong-kind': 'invalid',
+  'non-finite': 'invalid',
   'unknown-descriptor': 'unknown_descriptor',
 };
-export type MalformedKind = 'garbage-bytes' | 'truncated' | 'wrong-version' | 'short-values' | 'wrong-kind' | 'unknown-descriptor';
+export type MalformedKind = 'garbage-bytes' | 'truncated' | 'wrong-version' | 'ext-type' | 'short-values' | 'wrong-kind' | 'non-finite' | 'unknown-descriptor';
+// (test/helpers/hostile-frames.ts generates every other kind of hostile message, for the flood in test/e2e/hostile.test.ts)
 export type SkipReason = 'garbage' | 'invalid' | 'unknown_descriptor';
 export const MALFORMED_KINDS = Object.keys(MALFORMED) as MalformedKind[];
 
@@ -265,6 +268,19 @@ export class SimFleet {
           { v: FRAME_VERSION + 1, h: h.host, s: h.sampler, i: h.instance, q: h.seq, b: h.beginNs, e: h.endNs, d: h.descriptor, x: good },
           { useBigInt64: true },
         );
+        break;
+      }
+      case 'ext-type': {
+        // a timestamp extension as the first value: frames carry no msgpack extension types
+        const full = encodeFrame(this.#header(index, s.name, seq, tick, s.descriptor.hash), []);
+        data = Uint8Array.from([...full.subarray(0, -1), 0x91, 0xd6, 0xff, 0, 0, 0, 0]);
+        break;
+      }
+      case 'non-finite': {
+        // NaN where the first series (a counter or a gauge) needs a finite number
+        const first = s.descriptor.descriptor.series[0]?.[0] ?? '';
+        if (s.descriptor.descriptor.metrics[first]?.kind === 'histogram') throw new Error(`${s.name}'s first series is a histogram`);
+        data = encodeFrame(this.#header(index, s.name, seq, tick, s.descriptor.hash), [Number.NaN, ...good.slice(1)]);
         break;
       }
       case 'short-values':

@@ -54,3 +54,101 @@ test('a host that stops leaves a gap, not repeated rows; it comes back at the ne
     [0, 1000, 2000, 6000, 7000],
   );
 });
+
+// ---- odd frames (issue 7, part 5): duplicates, late and out-of-order frames, restarts, clock steps
+
+/** A frame of host a: sampler cpu or mem, run `instance`, seq, end in ms after T0, value. */
+function odd(sampler: 'cpu' | 'mem', instance: number, seq: number, ms: number, v: number): Frame {
+  return makeFrame({ host: 'a', descriptor: sampler === 'cpu' ? cpu : mem, instance, seq, endNs: T0 + BigInt(ms) * MS, values: [v] });
+}
+
+function feed(b: RowBuilder<Frame>, frames: readonly Frame[]): Row<Frame>[] {
+  const rows: Row<Frame>[] = [];
+  for (const f of frames) rows.push(...b.add(f));
+  rows.push(...b.flush());
+  return rows;
+}
+
+test('a duplicate, and an older frame arriving after its row was written, are dropped: a row never goes back', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 500, 100),
+    odd('cpu', 1, 2, 1000, 200),
+    odd('cpu', 1, 3, 1500, 300),
+    odd('cpu', 1, 4, 2200, 400), // the 1 s and 2 s rows are out
+    odd('cpu', 1, 2, 1000, 200), // late, after a reconnect: taken, it would make the 3 s row show 200
+    odd('cpu', 1, 4, 2200, 400), // a redelivery
+    odd('cpu', 1, 5, 3000, 500),
+  ]);
+  t.deepEqual(summary(rows), [
+    [1000, 'a', 200, undefined],
+    [2000, 'a', 300, undefined],
+    [3000, 'a', 500, undefined],
+  ]);
+  t.deepEqual(b.stats, { outOfOrder: 2, late: 0, restarts: 0 });
+});
+
+test('an agent restart (new run, seq from 1, counters from 0) is taken; a late frame of the replaced run is not', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 500, 100),
+    odd('cpu', 1, 2, 1000, 200),
+    odd('cpu', 1, 3, 1500, 300),
+    odd('cpu', 2, 1, 2000, 5),
+    odd('cpu', 2, 2, 2500, 15),
+    odd('cpu', 1, 4, 2600, 400), // the old run, late (or a second agent): never mixed into the new run's rows
+    odd('cpu', 2, 3, 3000, 25),
+  ]);
+  t.deepEqual(summary(rows), [
+    [1000, 'a', 200, undefined],
+    [2000, 'a', 5, undefined],
+    [3000, 'a', 25, undefined],
+  ]);
+  t.deepEqual(b.stats, { outOfOrder: 1, late: 0, restarts: 1 });
+});
+
+test('the clock steps back: no row twice, no row back in time; the newest values go into the next row', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 10_000, 100),
+    odd('cpu', 1, 2, 10_500, 200),
+    odd('cpu', 1, 3, 11_000, 300),
+    odd('mem', 1, 1, 11_200, 7), // the 10 s and 11 s rows are out
+    odd('cpu', 1, 4, 5000, 400), // the agent's clock went 6 s back
+    odd('cpu', 1, 5, 5500, 500),
+    odd('mem', 1, 2, 11_500, 8),
+    odd('mem', 1, 3, 12_300, 9),
+  ]);
+  t.deepEqual(summary(rows), [
+    [10_000, 'a', 100, undefined],
+    [11_000, 'a', 300, undefined],
+    [12_000, 'a', 500, 8],
+    [13_000, 'a', 500, 9],
+  ]);
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 2, restarts: 0 });
+  const times = rows.map((r) => r.timestampNs);
+  t.deepEqual(times, [...new Set(times)].sort((x, y) => (x < y ? -1 : 1)), 'strictly increasing');
+});
+
+test('a frame later than the lag is carried into the next row, and an older frame of its sampler cannot replace it', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 900, 1),
+    odd('cpu', 1, 2, 1400, 2), // the 1 s row is out
+    odd('mem', 1, 1, 950, 7), // too late for it
+    odd('cpu', 1, 3, 2200, 3),
+  ]);
+  t.deepEqual(summary(rows), [
+    [1000, 'a', 1, undefined],
+    [2000, 'a', 2, 7],
+    [3000, 'a', 3, 7],
+  ]);
+  t.is(b.stats.late, 1);
+  // a clock step back shorter than the lag: the newer frame ends first, the older one (still pending) must not win
+  const c = new RowBuilder<Frame>(SECOND, 500n * MS);
+  const crows = feed(c, [odd('cpu', 1, 1, 800, 1), odd('cpu', 1, 2, 700, 2), odd('cpu', 1, 3, 1800, 3)]);
+  t.deepEqual(summary(crows), [
+    [1000, 'a', 2, undefined],
+    [2000, 'a', 3, undefined],
+  ]);
+});
