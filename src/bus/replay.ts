@@ -8,6 +8,8 @@ import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Frame } from '../frame/types.js';
 import { RezolusError } from '../errors.js';
 import type { DescriptorCache } from './descriptors.js';
+import { retryOnTimeout } from './retry.js';
+import { SeqGuard } from './order.js';
 import { frameOnSubject, type SkipStats } from './subscribe.js';
 import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX, subjectHostToken } from './subjects.js';
 
@@ -41,6 +43,22 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
   }
 }
 
+/** A consumer's one filter subject for a host selection, and the host tokens to keep of what it delivers. */
+export interface ConsumerFilter {
+  readonly filter: string;
+  /** undefined: every message the filter delivers is wanted */
+  readonly pick: ((token: string) => boolean) | undefined;
+}
+
+export function consumerFilter(hosts: string): ConsumerFilter {
+  const subjects = hostFilterSubjects(hosts);
+  // nats-server 2.9 takes one filter subject: several hosts read the fleet and pick theirs
+  const filter = subjects.length === 1 ? (subjects[0] as string) : `${METRICS_PREFIX}.*.>`;
+  const names = new Set(hosts.split(',').map((h) => hostToken(h.trim())));
+  const glob = hostSelector(hosts);
+  return { filter, pick: glob ?? (subjects.length > 1 ? (token: string) => names.has(token) : undefined) };
+}
+
 /**
  * Feeds every frame of the window to `onFrame` (with the message bytes it
  * was decoded from), in stream order, waiting whenever it returns a promise
@@ -53,20 +71,17 @@ export async function replayFrames(
   onFrame: (f: Frame, data: Uint8Array) => Promise<void> | undefined,
   skipped: SkipStats,
 ): Promise<number> {
-  const subjects = hostFilterSubjects(w.hosts);
-  // nats-server 2.9 takes one filter subject: several hosts replay the fleet and pick theirs
-  const filter = subjects.length === 1 ? (subjects[0] as string) : `${METRICS_PREFIX}.*.>`;
-  const names = new Set(w.hosts.split(',').map((h) => hostToken(h.trim())));
-  const glob = hostSelector(w.hosts);
-  const pick = glob ?? (subjects.length > 1 ? (token: string) => names.has(token) : undefined);
-
-  const consumer = await jetstream(nc).consumers.get(w.stream, {
-    deliver_policy: DeliverPolicy.StartTime,
-    opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
-    filter_subjects: filter,
-    inactive_threshold: 10_000,
-  });
+  const { filter, pick } = consumerFilter(w.hosts);
+  const consumer = await retryOnTimeout(() =>
+    jetstream(nc).consumers.get(w.stream, {
+      deliver_policy: DeliverPolicy.StartTime,
+      opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
+      filter_subjects: filter,
+      inactive_threshold: 10_000,
+    }),
+  );
   let read = 0;
+  const guard = new SeqGuard();
   try {
     if ((await consumer.info()).num_pending === 0) return 0;
     const it = await consumer.consume({ max_messages: 1000 });
@@ -75,7 +90,7 @@ export async function replayFrames(
         if (m.info.timestampNanos > w.untilNs) break;
         read++;
         if (pick === undefined || pick(subjectHostToken(m.subject))) {
-          const frame = await frameOnSubject(m.subject, m.data, cache, skipped);
+          const frame = await frameOnSubject(m.subject, m.data, cache, skipped, guard);
           const wait = frame === undefined ? undefined : onFrame(frame, m.data);
           if (wait !== undefined) await wait;
         }

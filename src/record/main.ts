@@ -5,15 +5,16 @@
  * time; the file appears under its name when the recording ends (duration
  * reached, stop(), or the end of a replayed window).
  *
+ * With `durable`, reads from the stream through a durable consumer and a
+ * spool, and resumes after a kill (durable.ts).
+ *
  * With `replay`, reads a past window from the JetStream stream instead, at
  * read speed (paced by the writer), and ends at the window's end. With
  * `url`, polls an agent's snapshot endpoint instead of NATS.
  */
 import type { Logger } from 'pino';
-import type { NatsConnection } from '@nats-io/nats-core';
-import { jetstreamManager } from '@nats-io/jetstream';
 import { connectBus } from '../bus/connect.js';
-import { METRICS_PREFIX, subjectHostToken } from '../bus/subjects.js';
+import type { NatsSecurity } from '../config/nats.js';
 import { DescriptorCache } from '../bus/descriptors.js';
 import { openDescriptorBucket } from '../bus/kv.js';
 import { checkLookback, replayFrames } from '../bus/replay.js';
@@ -22,9 +23,13 @@ import { VERSION } from '../version.js';
 import type { SinkProgress } from './sink.js';
 import { RecordingWriter } from './write.js';
 import { pollSnapshots, snapshotUrl } from './poll.js';
+import { closeBus, streamHosts } from './nats.js';
+import { runDurableRecord, type DurableSpec } from './durable.js';
 
 export interface RecordConfig {
   readonly natsUrl: string;
+  /** credentials, TLS and inbox prefix ([nats], or REZOLUS_NATS_* for `rezolus record`); absent = none */
+  readonly nats?: NatsSecurity | undefined;
   /** `*`, or a comma-separated list of host names and globs */
   readonly hosts: string;
   readonly intervalMs: number;
@@ -35,6 +40,8 @@ export interface RecordConfig {
   readonly url?: string | undefined;
   /** a past window from the stream instead of the live bus */
   readonly replay?: { readonly stream: string; readonly sinceNs: bigint; readonly untilNs: bigint } | undefined;
+  /** from the stream through a durable consumer and a spool, resumable after a kill (durable.ts) */
+  readonly durable?: DurableSpec | undefined;
 }
 
 export interface RecordSummary {
@@ -65,8 +72,9 @@ export interface RunningRecord {
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) return runPolling(config, config.url, log);
+  if (config.durable !== undefined) return runDurableRecord({ ...config, durable: config.durable }, log);
   // a one-shot command: a server that does not answer is an error now, not a wait
-  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }), waitOnFirstConnect: false });
+  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-record', log: log.child({ component: 'nats' }), waitOnFirstConnect: false, security: config.nats });
   const kv = await openDescriptorBucket(nc).catch((error: unknown) => {
     void nc.close();
     throw error;
@@ -120,27 +128,11 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   return { done, progress: () => writer.progress(), stop: () => stop(), abort };
 }
 
-/** Drains the connection, or closes it when draining takes over 2 s (a server gone away). */
-async function closeBus(nc: NatsConnection): Promise<void> {
-  const timeout = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), 2000).unref());
-  const drained = nc.drain().then(() => 'drained' as const, () => 'failed' as const);
-  if ((await Promise.race([drained, timeout])) !== 'drained') await nc.close().catch(() => undefined);
-}
-
-/** Up to 20 host tokens the stream holds frames of (sorted), or undefined when that cannot be read. */
-async function streamHosts(nc: NatsConnection, stream: string): Promise<string[] | undefined> {
-  try {
-    const info = await (await jetstreamManager(nc)).streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
-    return [...new Set(Object.keys(info.state.subjects ?? {}).map(subjectHostToken))].sort().slice(0, 20);
-  } catch {
-    return undefined;
-  }
-}
-
 function newWriter(config: RecordConfig, log: Logger, stop: () => void): RecordingWriter {
   const writer = new RecordingWriter({ output: config.output, intervalMs: config.intervalMs, version: VERSION });
   writer.onError((error) => {
-    log.error({ error: error.message }, 'the recording cannot be written; stopping');
+    // the error itself ends the recording and is reported by its caller (one line on the command line)
+    log.debug({ error: error.message }, 'the recording cannot be written; stopping');
     stop();
   });
   return writer;

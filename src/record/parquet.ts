@@ -6,7 +6,8 @@
  * cumulative bucket counts). Column metadata carries each series' identity;
  * file metadata the recording's (source, version, hosts,
  * sampling_interval_ms, descriptions). The file is written under a
- * temporary name and renamed when complete.
+ * temporary name, fsynced and renamed when complete (then the directory is
+ * fsynced): under its name a file is always whole.
  *
  * `timestamp` and `host` are written by hyparquet-writer; the series
  * columns' chunks by chunks.ts, which is 10-20× faster for them. A series that first appears after
@@ -30,6 +31,8 @@ import type { SparseHistogram } from '../metrics/histogram.js';
 import type { ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
 import { writeHistogramChunk, writeScalarChunk } from './chunks.js';
+import { syncDir, syncFile } from './fsync.js';
+import { processAlive } from './lock.js';
 
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions['schema'][number];
@@ -119,15 +122,6 @@ export function gzip(bytes: Uint8Array): Uint8Array {
 
 let serial = 0;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Removes `<path>.tmp-<pid>-…` files whose process is gone (a recorder killed with SIGKILL leaves one). */
 function removeStaleTemporaries(path: string): void {
   const prefix = `${basename(path)}.tmp-`;
@@ -140,7 +134,7 @@ function removeStaleTemporaries(path: string): void {
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = Number(name.slice(prefix.length).split('-')[0]);
-    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(dirname(path), name), { force: true });
+    if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid)) rmSync(join(dirname(path), name), { force: true });
   }
 }
 
@@ -220,7 +214,10 @@ export class ParquetStream {
       }
       w.kvMetadata = fileKeyValues(meta);
       await w.finish();
+      // durable before it takes the name: a crash never leaves a torn file there
+      syncFile(this.#tmp);
       renameSync(this.#tmp, this.#path);
+      syncDir(this.#path);
     } catch (error) {
       rmSync(this.#tmp, { force: true });
       throw error;

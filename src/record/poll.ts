@@ -31,7 +31,11 @@ export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Fram
   let wake: (() => void) | undefined;
   let failures = 0;
   const pollOnce = async (): Promise<void> => {
-    const res = await fetch(target, { signal: AbortSignal.timeout(Math.max(2000, 2 * intervalMs)) });
+    // an agent serving off loopback wants its [http] token: REZOLUS_HTTP_TOKEN
+    const token = process.env.REZOLUS_HTTP_TOKEN;
+    const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
+    const res = await fetch(target, { signal: AbortSignal.timeout(Math.max(2000, 2 * intervalMs)), headers });
+    if (res.status === 401) throw new Error(`${target} answered 401: set REZOLUS_HTTP_TOKEN to the agent's [http] token`);
     if (!res.ok) throw new Error(`${target} answered ${res.status}`);
     const snap = unpack(new Uint8Array(await res.arrayBuffer())) as { frames?: Uint8Array[]; descriptors?: Record<string, string> };
     for (const [hash, json] of Object.entries(snap.descriptors ?? {})) if (!descriptors.has(hash)) descriptors.set(hash, parseDescriptor(json));

@@ -35,7 +35,8 @@ function post(m: FromWorker): void {
 function fail(error: unknown): void {
   sink?.abort();
   sink = undefined;
-  post({ t: 'error', message: error instanceof Error ? error.message : String(error) });
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  post({ t: 'error', message: error instanceof Error ? error.message : String(error), code: typeof code === 'string' ? code : undefined });
   port?.close();
 }
 
@@ -60,7 +61,11 @@ port.on('message', (m: ToWorker) => {
           post({ t: 'done', summary });
           port.close();
         },
-        fail,
+        (error: unknown) => {
+          // the temporary file goes, whichever step failed
+          s.abort();
+          fail(error);
+        },
       );
     } else {
       s.abort();

@@ -13,6 +13,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Descriptor, Frame } from '../frame/types.js';
+import { writeError } from './io-error.js';
 import type { SinkOptions, SinkProgress, SinkSummary } from './sink.js';
 
 /** Messages to the worker. */
@@ -30,7 +31,7 @@ export type ToWorker =
 export type FromWorker =
   | { readonly t: 'ack'; readonly progress: SinkProgress }
   | { readonly t: 'done'; readonly summary: SinkSummary }
-  | { readonly t: 'error'; readonly message: string };
+  | { readonly t: 'error'; readonly message: string; readonly code?: string | undefined };
 
 const BATCH_FRAMES = 2000;
 const MAX_IN_FLIGHT = 8;
@@ -149,7 +150,7 @@ export class RecordingWriter {
       this.#finished = undefined;
       f?.resolve(m.summary);
     } else {
-      this.#fail(new Error(`writing ${this.#output} failed: ${m.message}`));
+      this.#fail(writeError(this.#output, Object.assign(new Error(m.message), { code: m.code })));
     }
   }
 

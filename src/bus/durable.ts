@@ -1,0 +1,110 @@
+/**
+ * The durable pull consumer of a resumable recording (`rezolus record
+ * --durable NAME`): ack policy `all` (one ack per fsynced batch), one
+ * filter subject (nats-server 2.9 takes no more), starting at the
+ * recording's start time, or, on a restart, just after what the recorder
+ * already holds: the greater of the consumer's ack floor and the last
+ * sequence the caller kept.
+ *
+ * A restart recreates the consumer from that point instead of reusing its
+ * delivery state: messages delivered to the killed process and never acked
+ * would only come back after ack_wait, behind newer ones, and a recorder
+ * that skips sequences it holds would then lose them.
+ */
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, ReplayPolicy, type Consumer, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { nanos } from '@nats-io/nats-core';
+import { RezolusError } from '../errors.js';
+
+export interface DurableOptions {
+  readonly stream: string;
+  readonly name: string;
+  readonly filter: string;
+  /** store time the consumer starts at when nothing was taken yet, unix ns */
+  readonly startNs: bigint;
+  /** the highest stream sequence the caller already holds (0: none) */
+  readonly afterSeq: number;
+  /** false when the caller holds nothing of this consumer: an existing one then belongs to someone else */
+  readonly resuming: boolean;
+}
+
+export interface OpenedDurable {
+  readonly consumer: Consumer;
+  /** the first stream sequence it delivers from, or undefined when it starts by time */
+  readonly fromSeq: number | undefined;
+  /** when messages the recording needed had already left the stream (max_age): the stream's first sequence */
+  readonly lostBefore: number | undefined;
+}
+
+/** Unacked messages the server lets out at once; acks come once per batch of up to FETCH_MAX. */
+const MAX_ACK_PENDING = 20_000;
+const ACK_WAIT_MS = 60_000;
+
+function isCode(error: unknown, code: number): boolean {
+  return error instanceof JetStreamApiError && error.code === code;
+}
+
+/** The consumer's info, or undefined when it does not exist. */
+async function consumerInfo(jsm: JetStreamManager, stream: string, name: string): Promise<ConsumerInfo | undefined> {
+  try {
+    return await jsm.consumers.info(stream, name);
+  } catch (error) {
+    if (isCode(error, JetStreamApiCodes.ConsumerNotFound)) return undefined;
+    if (isCode(error, JetStreamApiCodes.StreamNotFound)) {
+      throw new RezolusError('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** Creates (or, on a resume, recreates) the durable consumer and binds to it. */
+export async function openDurable(nc: NatsConnection, o: DurableOptions): Promise<OpenedDurable> {
+  const jsm = await jetstreamManager(nc);
+  const stream = await jsm.streams.info(o.stream).catch((error: unknown) => {
+    throw new RezolusError('NO_STREAM', `stream ${o.stream} not found (${String(error)}): is an agent publishing to this NATS server?`);
+  });
+  const existing = await consumerInfo(jsm, o.stream, o.name);
+  if (existing !== undefined) {
+    if (!o.resuming) {
+      throw new RezolusError(
+        'DURABLE_IN_USE',
+        `consumer ${o.name} already exists on stream ${o.stream} and this recording has no spool: choose another --durable name, or delete it (nats consumer rm ${o.stream} ${o.name})`,
+      );
+    }
+    if (existing.config.filter_subject !== o.filter) {
+      throw new RezolusError('DURABLE_IN_USE', `consumer ${o.name} on stream ${o.stream} filters ${existing.config.filter_subject ?? '(nothing)'}, not ${o.filter}: it belongs to another recording`);
+    }
+  }
+  const floor = Math.max(existing?.ack_floor.stream_seq ?? 0, o.afterSeq);
+  if (existing !== undefined) await jsm.consumers.delete(o.stream, o.name);
+  const start = floor > 0
+    ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: floor + 1 }
+    : { deliver_policy: DeliverPolicy.StartTime, opt_start_time: new Date(Number(o.startNs / 1_000_000n)).toISOString() };
+  await jsm.consumers.add(o.stream, {
+    durable_name: o.name,
+    ack_policy: AckPolicy.All,
+    ack_wait: nanos(ACK_WAIT_MS),
+    max_ack_pending: MAX_ACK_PENDING,
+    filter_subject: o.filter,
+    replay_policy: ReplayPolicy.Instant,
+    ...start,
+  });
+  const consumer = await jetstream(nc).consumers.get(o.stream, o.name);
+  const first = stream.state.first_seq;
+  return { consumer, fromSeq: floor > 0 ? floor + 1 : undefined, lostBefore: floor > 0 && first > floor + 1 ? first : undefined };
+}
+
+/** Deletes the consumer; gone already is fine. */
+export async function deleteDurable(nc: NatsConnection, stream: string, name: string): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  try {
+    await jsm.consumers.delete(stream, name);
+  } catch (error) {
+    if (!isCode(error, JetStreamApiCodes.ConsumerNotFound) && !isCode(error, JetStreamApiCodes.StreamNotFound)) throw error;
+  }
+}
+
+/** A consumer name NATS takes: no `.`, `*`, `>`, whitespace or path separators. */
+export function validDurableName(name: string): boolean {
+  return /^[A-Za-z0-9_-]{1,64}$/.test(name);
+}

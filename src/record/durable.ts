@@ -1,0 +1,274 @@
+/**
+ * `rezolus record --durable NAME`: a recording that survives SIGKILL.
+ *
+ * Frames come from the JetStream stream through a durable pull consumer
+ * (bus/durable.ts). Each message is appended to the spool next to the
+ * output (`<output>.spool`, spool.ts) and handed to the writer; after each
+ * fetched batch the spool is fsynced and only then is the batch acked. A
+ * restart with the same arguments finds the spool: it feeds every spooled
+ * frame to a fresh writer (the rows come out as they would have), recreates
+ * the consumer just after the greater of its ack floor and the last spooled
+ * sequence, skips redelivered sequences it already holds, and goes on. The
+ * window (start, and end when a duration or --until was given) is fixed in
+ * the spool header at the first start, so restarts do not stretch it; it is
+ * measured in stream store time.
+ *
+ * At the end the Parquet file is written atomically (temporary name, fsync,
+ * rename), the spool is marked done, the consumer deleted and the spool
+ * removed. A kill before the rename leaves the previous file (if any) under
+ * the name and redoes the write on restart; a kill after it only leaves the
+ * clean-up, which the restart finishes.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { JsMsg, ConsumerMessages } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import { connectBus } from '../bus/connect.js';
+import { DescriptorCache } from '../bus/descriptors.js';
+import { deleteDurable, openDurable } from '../bus/durable.js';
+import { openDescriptorBucket } from '../bus/kv.js';
+import { SeqGuard } from '../bus/order.js';
+import { checkLookback, consumerFilter } from '../bus/replay.js';
+import { emptySkipStats, frameOnSubject, type SkipStats } from '../bus/subscribe.js';
+import { subjectHostToken } from '../bus/subjects.js';
+import type { NatsSecurity } from '../config/nats.js';
+import { ConfigError, RezolusError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { lockFile } from './lock.js';
+import { closeBus, streamHosts } from './nats.js';
+import type { RecordSummary, RunningRecord } from './main.js';
+import { Spool } from './spool.js';
+import type { SpoolHeader } from './spool-format.js';
+import { RecordingWriter } from './write.js';
+
+export interface DurableSpec {
+  readonly name: string;
+  readonly stream: string;
+  /** start of the window, unix ns; undefined = now, at the first start */
+  readonly sinceNs: bigint | undefined;
+  /** end of the window, unix ns; undefined = start + durationMs, or until stopped */
+  readonly untilNs: bigint | undefined;
+  readonly durationMs: number | undefined;
+  /** how the window was given on the command line, compared on a restart */
+  readonly window: string;
+}
+
+export interface DurableRecordConfig {
+  readonly natsUrl: string;
+  /** credentials, TLS and inbox prefix; absent = none */
+  readonly nats?: NatsSecurity | undefined;
+  readonly hosts: string;
+  readonly intervalMs: number;
+  readonly output: string;
+  readonly durable: DurableSpec;
+}
+
+const FETCH_MAX = 1000;
+const FETCH_EXPIRES_MS = 1000;
+/** store times are the server's clock: allow it to be this far behind ours before the window is over */
+const END_GRACE_NS = 500_000_000n;
+
+export function spoolPath(output: string): string {
+  return `${output}.spool`;
+}
+
+function headerFor(c: DurableRecordConfig): SpoolHeader {
+  const startNs = c.durable.sinceNs ?? BigInt(Date.now()) * 1_000_000n;
+  const endNs = c.durable.untilNs ?? (c.durable.durationMs === undefined ? undefined : startNs + BigInt(c.durable.durationMs) * 1_000_000n);
+  return {
+    v: 1,
+    stream: c.durable.stream,
+    consumer: c.durable.name,
+    hosts: c.hosts,
+    intervalMs: c.intervalMs,
+    output: resolve(c.output),
+    startNs: startNs.toString(),
+    endNs: endNs === undefined ? null : endNs.toString(),
+    window: c.durable.window,
+  };
+}
+
+/** Refuses a restart whose arguments differ from the spool's. */
+function checkSame(path: string, was: SpoolHeader, now: SpoolHeader): void {
+  const keys = ['stream', 'consumer', 'hosts', 'intervalMs', 'output', 'window'] as const;
+  const diff = keys.filter((k) => was[k] !== now[k]).map((k) => `${k} ${JSON.stringify(was[k])} (now ${JSON.stringify(now[k])})`);
+  if (diff.length > 0) {
+    throw new ConfigError(`${path} belongs to a recording started with ${diff.join(', ')}: run it with the same arguments to finish it, or delete the spool to start over`);
+  }
+}
+
+export async function runDurableRecord(config: DurableRecordConfig, log: Logger): Promise<RunningRecord> {
+  const path = spoolPath(config.output);
+  const release = lockFile(path);
+  let nc: NatsConnection;
+  try {
+    nc = await connectBus({ url: config.natsUrl, name: `rezolus-record-${config.durable.name}`, log: log.child({ component: 'nats' }), waitOnFirstConnect: false, security: config.nats });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  try {
+    return await start(config, path, nc, release, log);
+  } catch (error) {
+    release();
+    await closeBus(nc);
+    throw error;
+  }
+}
+
+async function start(config: DurableRecordConfig, path: string, nc: NatsConnection, release: () => void, log: Logger): Promise<RunningRecord> {
+  const cache = new DescriptorCache(await openDescriptorBucket(nc), log.child({ component: 'descriptors' }));
+  const wanted = headerFor(config);
+  const found = Spool.open(path);
+  if (found !== undefined) checkSame(path, found.header, wanted);
+  // a past window must still be in the stream at the first start (a restart lives with what is left)
+  if (found === undefined && config.durable.sinceNs !== undefined) await checkLookback(nc, config.durable.stream, config.durable.sinceNs, BigInt(Date.now()) * 1_000_000n);
+  const { filter, pick } = consumerFilter(config.hosts);
+  const { stream, name } = config.durable;
+  // made before the consumer, so that a kill in between leaves a spool (a restart then makes the consumer)
+  const spool = found ?? Spool.create(path, wanted);
+  const header = spool.header;
+  const skipped = emptySkipStats();
+  // one order guard over the spooled frames and the new ones: the same frames are used as in one run
+  const guard = new SeqGuard();
+  const began = Date.now();
+  let stopRequested = false;
+  let aborted = false;
+  let batch: ConsumerMessages | undefined;
+  const requestStop = (): void => {
+    stopRequested = true;
+    batch?.stop();
+  };
+  const writer = new RecordingWriter({ output: config.output, intervalMs: config.intervalMs, version: VERSION });
+  writer.onError((error) => {
+    log.debug({ error: error.message }, 'the recording cannot be written; stopping');
+    requestStop();
+  });
+  const take = async (subject: string, data: Uint8Array): Promise<void> => {
+    const frame = await frameOnSubject(subject, data, cache, skipped, guard);
+    const wait = frame === undefined ? undefined : writer.add(frame, data);
+    if (wait !== undefined) await wait;
+  };
+  try {
+    await spool.replay((r) => take(r.subject, r.data));
+  } catch (error) {
+    await writer.abort();
+    throw error;
+  }
+  if (spool.done) {
+    // killed after the file was in place: only the clean-up is left
+    await writer.abort();
+    const done = finishCleanUp(nc, spool, config, skipped, release);
+    return { done, progress: () => ({ frames: spool.frames, rows: 0, bytes: 0 }), stop: () => undefined, abort: async () => void (await done.catch(() => undefined)) };
+  }
+  let opened;
+  try {
+    opened = await openDurable(nc, { stream, name, filter, startNs: BigInt(header.startNs), afterSeq: spool.maxSeq, resuming: found !== undefined });
+  } catch (error) {
+    await writer.abort();
+    // a spool made just now for a consumer that cannot be had is not a recording
+    if (found === undefined) spool.remove();
+    throw error;
+  }
+  if (opened.lostBefore !== undefined) {
+    log.warn({ stream, firstSeq: opened.lostBefore, spooled: spool.maxSeq }, 'frames the recording needed left the stream (max_age) while the recorder was down: the file has a gap there');
+  }
+  log.info(
+    { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledFrames: spool.frames, fromSeq: opened.fromSeq, resumeMs: Date.now() - began },
+    found === undefined ? 'recording' : 'resuming',
+  );
+  const endNs = header.endNs === null ? undefined : BigInt(header.endNs);
+
+  const pull = async (): Promise<void> => {
+    while (!stopRequested) {
+      let last: JsMsg | undefined;
+      let lastPending = -1;
+      let ended = false;
+      let failed = false;
+      try {
+        batch = await opened.consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
+        for await (const m of batch) {
+          if (endNs !== undefined && BigInt(m.info.timestampNanos) > endNs) {
+            ended = true;
+            break;
+          }
+          last = m;
+          lastPending = m.info.pending;
+          // a redelivery of what the spool holds
+          if (m.info.streamSequence <= spool.maxSeq) continue;
+          // the fleet filter delivers every host: keep the selected ones
+          if (pick !== undefined && !pick(subjectHostToken(m.subject))) continue;
+          spool.append({ seq: m.info.streamSequence, timeNs: BigInt(m.info.timestampNanos), subject: m.subject, data: m.data });
+          await take(m.subject, m.data);
+          if (stopRequested) break;
+        }
+      } catch (error) {
+        if (error instanceof RezolusError) throw error;
+        failed = true;
+        log.warn({ error: String(error) }, 'fetching from the stream failed; retrying');
+      } finally {
+        batch = undefined;
+      }
+      // durable first, then acked (ack policy all: the last acks the batch)
+      spool.sync();
+      last?.ack();
+      if (ended || stopRequested) return;
+      if (failed) await new Promise((r) => setTimeout(r, 1000));
+      else if (endNs !== undefined && BigInt(Date.now()) * 1_000_000n > endNs + END_GRACE_NS && (last === undefined || lastPending === 0)) {
+        // past the end and caught up, unless the server holds more (it may have been away)
+        const pending = await opened.consumer.info(false).then((i) => i.num_pending, () => -1);
+        if (pending === 0) return;
+      }
+    }
+  };
+
+  const done = (async (): Promise<RecordSummary> => {
+    try {
+      await pull();
+    } catch (error) {
+      await writer.abort();
+      throw error;
+    }
+    if (aborted) throw new RezolusError('ABORTED', `the recording of ${config.output} was aborted; ${path} is kept`);
+    let s;
+    try {
+      s = await writer.finish();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw new RezolusError('WRITE_FAILED', `${message}; ${path} and consumer ${name} are kept: run the same command again to write the file`, { cause: error });
+    }
+    spool.markDone();
+    const hostsInStream = s.written ? undefined : await streamHosts(nc, stream);
+    await deleteDurable(nc, stream, name);
+    spool.remove();
+    return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped, hostsInStream };
+  })().finally(async () => {
+    spool.close();
+    release();
+    await closeBus(nc);
+  });
+  return {
+    done,
+    progress: () => writer.progress(),
+    stop: requestStop,
+    async abort() {
+      aborted = true;
+      requestStop();
+      await done.catch(() => undefined);
+    },
+  };
+}
+
+/** The file is written and the spool says so: delete the consumer and the spool. */
+async function finishCleanUp(nc: NatsConnection, spool: Spool, config: DurableRecordConfig, skipped: SkipStats, release: () => void): Promise<RecordSummary> {
+  try {
+    await deleteDurable(nc, config.durable.stream, config.durable.name);
+    spool.remove();
+    const written = existsSync(config.output);
+    return { output: config.output, rows: 0, columns: 0, hosts: [], frames: spool.frames, bytes: written ? statSync(config.output).size : 0, written, skipped };
+  } finally {
+    release();
+    await closeBus(nc);
+  }
+}
