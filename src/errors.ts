@@ -25,3 +25,22 @@ export class StreamConflictError extends RezolusError {
     super('STREAM_CONFLICT', message, options);
   }
 }
+
+/** The server's permissions refused a publish (a per-host user publishing outside its own subjects). */
+export class PublishRefusedError extends RezolusError {
+  override readonly name = 'PublishRefusedError';
+  constructor(
+    readonly subject: string,
+    options?: { cause?: unknown },
+  ) {
+    super('PUBLISH_REFUSED', `NATS refused the publish to "${subject}" (Permissions Violation): this user may not publish there`, options);
+  }
+}
+
+/** A request (HTTP or NATS) that asks for something not allowed; answered with 400 / ok:false. */
+export class BadRequestError extends RezolusError {
+  override readonly name = 'BadRequestError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('BAD_REQUEST', message, options);
+  }
+}

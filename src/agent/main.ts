@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { SnapshotSink, serveSnapshot } from './snapshot.js';
 import { ensureStream } from '../bus/stream.js';
 import type { AgentConfig } from '../config/agent.js';
+import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
@@ -37,7 +38,7 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
     if (!existsSync(root)) throw new ConfigError(`${key} root ${root} does not exist (${config.file}: [general] ${key}, or --${key})`);
   }
   log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
-  const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }) });
+  const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }), security: agentSecurity(config) });
   try {
     return await start(nc, config, log);
   } catch (error) {
@@ -52,8 +53,8 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   });
   await ensureStream(jsm, config.stream, log.child({ component: 'stream' }));
   const replicas = config.stream.replicas;
-  const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas });
-  const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas });
+  const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas }).catch(explainRefusal);
+  const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas }).catch(explainRefusal);
   await warnIfHostTaken(status, hostToken(config.host), log);
   const publisher = new Publisher({
     nc,
@@ -65,7 +66,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   let http: Server | undefined;
   if (config.http !== undefined) {
     http = await serveSnapshot(snapshots, config.host, config.http, log.child({ component: 'http' })).catch((error: unknown) => {
-      log.warn({ listen: config.http, error: String(error) }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
+      log.warn({ listen: `${config.http?.host}:${config.http?.port}`, error: String(error) }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
       return undefined;
     });
   }
@@ -118,6 +119,28 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
 }
 
 /**
+ * The agent's NATS security: as configured, with its own inbox prefix
+ * `_INBOX_<host>` unless one is set, so a per-host user needs (and gets) the
+ * right to subscribe to its own replies only.
+ */
+export function agentSecurity(config: AgentConfig): NatsSecurity {
+  const s = config.nats ?? NO_NATS_SECURITY;
+  return s.inboxPrefix !== '' ? s : { ...s, inboxPrefix: `_INBOX_${hostToken(config.host)}` };
+}
+
+/** A bucket this user may not create: say who should. */
+function explainRefusal(error: unknown): never {
+  if (error instanceof Error && /permissions violation/i.test(error.message)) {
+    throw new RezolusError(
+      'NATS_PERMISSION',
+      `cannot open the KV buckets (${error.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
+      { cause: error },
+    );
+  }
+  throw error;
+}
+
+/**
  * Two agents publishing for one host make the exporter keep one and count the
  * other's frames as contested; say so at start when the host's status is fresh.
  */
@@ -159,8 +182,9 @@ async function putStatus(
       refreshes: s.refreshes,
       errors: s.errors,
       skipped: s.skipped,
+      seq: s.seq,
     })),
-    publisher: { published: p.published, buffered: p.buffered, buffered_bytes: p.bufferedBytes, dropped: p.dropped, retries: p.retries },
+    publisher: { published: p.published, buffered: p.buffered, buffered_bytes: p.bufferedBytes, dropped: p.dropped, retries: p.retries, refused: p.refused },
   };
   await kv.put(agent.host, JSON.stringify(doc));
 }

@@ -10,6 +10,7 @@ import { pack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { decodeFrame } from '../frame/codec.js';
 import type { FrameSink } from './agent.js';
+import { bearerMatches } from '../security/bearer.js';
 
 export const SNAPSHOT_VERSION = 1;
 
@@ -55,9 +56,13 @@ function jsonSafe(_key: string, value: unknown): unknown {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-/** Serves the snapshot; resolves with the server once it listens. */
-export async function serveSnapshot(sink: SnapshotSink, host: string, listen: { host: string; port: number }, log: Logger): Promise<Server> {
+/** Serves the snapshot; resolves with the server once it listens. With `listen.token`, requests need `Authorization: Bearer <token>`. */
+export async function serveSnapshot(sink: SnapshotSink, host: string, listen: { host: string; port: number; token?: string }, log: Logger): Promise<Server> {
   const server = createServer((req, res) => {
+    if (listen.token !== undefined && !bearerMatches(req.headers.authorization, listen.token)) {
+      res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer' }).end('Authorization: Bearer <token> required\n');
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' || (path !== '/metrics/binary' && path !== '/metrics/json')) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics/binary or /metrics/json\n');

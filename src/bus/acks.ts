@@ -1,4 +1,6 @@
 import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
+import { PublishRefusedError } from '../errors.js';
+import { inboxPrefixOf, onPublishRefused } from './connect.js';
 
 /** What JetStream answers to a publish: `{stream, seq, duplicate?}` or `{error: {code, description}}`. */
 interface PubAckJson {
@@ -14,6 +16,7 @@ export interface PubAck {
 }
 
 interface Pending {
+  readonly subject: string;
   readonly resolve: (ack: PubAck) => void;
   readonly reject: (error: Error) => void;
   readonly deadline: number;
@@ -27,20 +30,26 @@ const SWEEP_MS = 250;
  * Nats-Msg-Id and a reply subject under one inbox, one subscription for all
  * acks, one sweep timer for timeouts. Same semantics as js.publish with
  * msgID: the ack says stored (or duplicate), anything else is an error the
- * caller retries with the same id.
+ * caller retries with the same id, except a PublishRefusedError: the
+ * server's permissions refused the subject, and no ack will ever come.
+ * The reply inbox uses the connection's inbox prefix, so a per-host user
+ * needs to subscribe only to `<prefix>.>`.
  */
 export class AckedPublisher {
-  private readonly inbox = createInbox();
+  private readonly inbox: string;
   private readonly pending = new Map<number, Pending>();
   private readonly sub: Subscription;
   private readonly sweeper: NodeJS.Timeout;
+  private readonly stopRefusals: () => void;
   private nextId = 1;
 
   constructor(
     private readonly nc: NatsConnection,
     private readonly timeoutMs: number,
   ) {
+    this.inbox = createInbox(inboxPrefixOf(nc));
     this.sub = nc.subscribe(`${this.inbox}.*`, { callback: (_error, msg) => this.onAck(msg) });
+    this.stopRefusals = onPublishRefused(nc, (subject, error) => this.onRefused(subject, error));
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
   }
@@ -56,12 +65,13 @@ export class AckedPublisher {
         reject(error instanceof Error ? error : new Error(String(error)));
         return;
       }
-      this.pending.set(id, { resolve, reject, deadline: Date.now() + this.timeoutMs });
+      this.pending.set(id, { subject, resolve, reject, deadline: Date.now() + this.timeoutMs });
     });
   }
 
   close(): void {
     clearInterval(this.sweeper);
+    this.stopRefusals();
     this.sub.unsubscribe();
     for (const p of this.pending.values()) p.reject(new Error('publisher closed'));
     this.pending.clear();
@@ -89,6 +99,16 @@ export class AckedPublisher {
       return;
     }
     p.resolve({ seq: ack.seq, duplicate: ack.duplicate === true });
+  }
+
+  /** The server refuses in publish order, one error per publish: the oldest pending one to that subject is it. */
+  private onRefused(subject: string, error: Error): void {
+    for (const [id, p] of this.pending) {
+      if (p.subject !== subject) continue;
+      this.pending.delete(id);
+      p.reject(new PublishRefusedError(subject, { cause: error }));
+      return;
+    }
   }
 
   private sweep(): void {

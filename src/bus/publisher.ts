@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
+import { PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
@@ -21,6 +22,8 @@ export interface PublisherStats {
   dropped: number;
   /** failed attempts that were retried */
   retries: number;
+  /** frames the server's permissions refused (another host's subject): dropped, not retried */
+  refused: number;
   /** items waiting for an ack (frames and descriptors) */
   buffered: number;
   bufferedBytes: number;
@@ -56,8 +59,10 @@ const MAX_BACKOFF_MS = 1000;
  */
 export class Publisher {
   readonly stats: PublisherStats = {
-    published: 0, duplicates: 0, descriptorsPut: 0, dropped: 0, retries: 0, buffered: 0, bufferedBytes: 0,
+    published: 0, duplicates: 0, descriptorsPut: 0, dropped: 0, retries: 0, refused: 0, buffered: 0, bufferedBytes: 0,
   };
+  /** subject -> when its refusal was last logged */
+  private readonly refusalLogged = new Map<string, number>();
   private queue: Item[] = [];
   /** items before head are acked and gone */
   private head = 0;
@@ -165,6 +170,10 @@ export class Publisher {
       (error: unknown) => {
         this.inflight--;
         item.sending = false;
+        if (this.refused(item, error)) {
+          this.settled();
+          return;
+        }
         this.stats.retries++;
         if (!this.recovering) {
           this.recovering = true;
@@ -209,8 +218,9 @@ export class Publisher {
         this.acked(item);
         this.o.log.info({ buffered: this.stats.buffered }, 'publishing again; flushing the buffer in order');
         break;
-      } catch {
+      } catch (error) {
         item.sending = false;
+        if (this.refused(item, error)) break;
         this.stats.retries++;
       }
     }
@@ -218,6 +228,24 @@ export class Publisher {
     this.recovering = false;
     this.next = this.head;
     this.pump();
+  }
+
+  /**
+   * A publish the server's permissions refused is dropped and counted, not
+   * retried: it would be refused again, and retrying it in order would hold
+   * every later frame behind it. Frames are cumulative, so once the
+   * permissions are fixed the next frame carries what this one had.
+   */
+  private refused(item: Item, error: unknown): boolean {
+    if (!(error instanceof PublishRefusedError) || item.kind !== 'frame') return false;
+    this.stats.refused++;
+    this.acked(item);
+    const last = this.refusalLogged.get(item.subject);
+    if (last === undefined || Date.now() - last > 60_000) {
+      this.refusalLogged.set(item.subject, Date.now());
+      this.o.log.error({ subject: item.subject, refused: this.stats.refused }, `NATS refused publishing to ${item.subject}: this user may not publish there (check [general] host and the user's permissions); frames to it are dropped and counted as refused`);
+    }
+    return true;
   }
 
   private async send(item: Item): Promise<void> {

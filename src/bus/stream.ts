@@ -10,7 +10,7 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { StreamConflictError } from '../errors.js';
+import { RezolusError, StreamConflictError } from '../errors.js';
 import { METRICS_PREFIX } from './subjects.js';
 
 /** The rolling window that is the hindsight buffer. */
@@ -57,6 +57,11 @@ function conflicts(info: StreamInfo): string[] {
   return problems;
 }
 
+/** A JetStream API request the server's permissions refused. */
+function refused(error: unknown): boolean {
+  return error instanceof Error && /permissions violation/i.test(error.message);
+}
+
 /**
  * Creates the stream, or checks an existing one: settings that conflict are
  * refused with a message naming each one; tunable limits (age, bytes,
@@ -68,6 +73,9 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
   try {
     info = await jsm.streams.info(o.name);
   } catch (error) {
+    if (refused(error)) {
+      throw new RezolusError('NATS_PERMISSION', `this NATS user may not read stream ${o.name} (${(error as Error).message}): check [stream] name and the user's permissions`, { cause: error });
+    }
     if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
   }
   if (info === undefined) {
@@ -76,6 +84,13 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'created stream');
       return created;
     } catch (error) {
+      if (refused(error)) {
+        throw new RezolusError(
+          'NATS_PERMISSION',
+          `stream ${o.name} does not exist and this NATS user may not create it (${(error as Error).message}): create it once with the admin user (see rezolus nats-auth)`,
+          { cause: error },
+        );
+      }
       if (error instanceof Error && /overlap/i.test(error.message)) {
         throw new StreamConflictError(
           `cannot create stream ${o.name}: another stream already captures "${STREAM_SUBJECT}" (${error.message}); ` +
@@ -101,13 +116,22 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     c.duplicate_window !== wanted.duplicate_window ||
     c.num_replicas !== wanted.num_replicas;
   if (!tunable) return info;
-  const updated = await jsm.streams.update(o.name, {
+  const update = jsm.streams.update(o.name, {
     max_age: wanted.max_age,
     max_bytes: wanted.max_bytes,
     max_msgs_per_subject: wanted.max_msgs_per_subject,
     duplicate_window: wanted.duplicate_window,
     num_replicas: wanted.num_replicas,
   });
+  let updated: StreamInfo;
+  try {
+    updated = await update;
+  } catch (error) {
+    // a per-host user checks the stream; the admin who created it owns its limits
+    if (!refused(error)) throw error;
+    log.warn({ stream: o.name, error: (error as Error).message }, 'the stream limits differ from this agent\'s [stream] settings, and this NATS user may not change them: using the stream as it is');
+    return info;
+  }
   // The stream is shared by the fleet: whoever changes its limits should see it in the log.
   log.warn(
     {

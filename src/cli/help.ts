@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -8,6 +8,24 @@ const common = (mode: Mode, natsDefault: string): string => `  --config FILE    
 const NATS_DEFAULT = 'nats://127.0.0.1:4222';
 
 export const HELP: Record<Mode | 'main', string> = {
+  'nats-auth': `Usage: rezolus nats-auth --hosts web-1,web-2 [options] > rezolus-auth.conf
+
+Prints a nats-server config fragment: an account with JetStream and one user
+per host whose agent may publish only rezolus.metrics.<host>.> (and its own
+status) and read only its own replies (_INBOX_<host>.>), plus the users
+rezolus-exporter, rezolus-recorder and rezolus-hindsight (read only) and
+rezolus-admin (creates the stream and the buckets; agents may not). Include
+it in the server config; kill -HUP the server reloads it.
+
+Options:
+  --hosts LIST       comma-separated host names (as the agents' --host)
+  --hosts-file FILE  host names, one per line (# comments)
+  --nkeys            an nkey pair per user instead of a password; needs --secrets-dir
+  --secrets-dir DIR  write each user's password or nkey seed to DIR/<user>.password
+                     or DIR/<user>.nk (mode 0600; existing files are never overwritten)
+  --stream NAME      the stream (default REZOLUS)
+  -h, --help         this text
+`,
   main: `rezolus: high-resolution Linux telemetry carried on NATS
 
 Usage: rezolus <mode> [options]
@@ -18,6 +36,7 @@ Modes:
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
   hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)
+  nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 `,
@@ -97,6 +116,12 @@ Options:
                      an RFC 3339 time (2026-11-22T10:00:00Z)
   --until WHEN       end of the replayed window (default: now)
   --stream NAME      the stream to replay from (default REZOLUS)
+  --durable NAME     record from the stream through durable consumer NAME, each
+                     frame kept in OUTPUT.spool (fsynced) before it is acked: a
+                     recorder killed even with SIGKILL resumes when the same
+                     command runs again, and the file has every row once. The
+                     window (--duration, or --since/--until; default: until
+                     Ctrl-C) is fixed at the first start. Not with -- command
   --host NAME        the host to record (default: this host)
   --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
   -o, --output FILE  the .parquet file (default rezolus.parquet); written under a

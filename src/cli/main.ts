@@ -8,6 +8,7 @@ import { loadAgentConfig } from '../config/agent.js';
 import { loadExporterConfig } from '../config/exporter.js';
 import { loadUpConfig } from '../config/up.js';
 import { loadHindsightConfig } from '../config/hindsight.js';
+import { readNatsSecurity } from '../config/nats.js';
 import { formatBytes, parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
 import { hostToken } from '../bus/subjects.js';
 import { ConfigError, RezolusError } from '../errors.js';
@@ -42,14 +43,19 @@ const OPTIONS = {
   stream: { type: 'string' },
   last: { type: 'string' },
   'hindsight-listen': { type: 'string' },
+  'hosts-file': { type: 'string' },
+  nkeys: { type: 'boolean' },
+  'secrets-dir': { type: 'string' },
+  durable: { type: 'string' },
 } as const;
 
 const ALLOWED: Record<Mode, readonly string[]> = {
   agent: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'procfs', 'sysfs'],
   exporter: ['help', 'config', 'nats', 'log-level', 'listen', 'hosts', 'interval'],
   up: ['help', 'config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen'],
-  record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream'],
+  record: ['help', 'nats', 'log-level', 'host', 'hosts', 'interval', 'duration', 'output', 'since', 'until', 'stream', 'durable'],
   hindsight: ['help', 'config', 'nats', 'log-level', 'host', 'hosts', 'interval', 'output', 'last', 'stream', 'listen'],
+  'nats-auth': ['help', 'hosts', 'hosts-file', 'nkeys', 'secrets-dir', 'stream'],
 };
 
 type Flags = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
@@ -245,6 +251,20 @@ function replayWindow(flags: Flags): { stream: string; sinceNs: bigint; untilNs:
   return { stream: flags.stream ?? 'REZOLUS', sinceNs: BigInt(since) * 1_000_000n, untilNs: BigInt(until) * 1_000_000n };
 }
 
+/** `record --durable NAME`: its window (fixed at the first start; a restart must repeat the flags). */
+async function durableSpec(flags: Flags, url: string | undefined): Promise<import('../record/durable.js').DurableSpec> {
+  const name = flags.durable as string;
+  const { validDurableName } = await import('../bus/durable.js');
+  if (!validDurableName(name)) throw new ConfigError(`--durable must be a consumer name of letters, digits, _ and - (at most 64), got "${name}"`);
+  if (url !== undefined) throw new ConfigError('--durable records from the JetStream stream; it cannot be combined with an agent URL');
+  if (command.length > 0) throw new ConfigError('--durable cannot wrap a command (after --): a restarted recorder cannot resume its lifetime');
+  if (flags.since !== undefined && flags.duration !== undefined) throw new ConfigError('give --durable a window with --duration, or with --since/--until, not both');
+  const window = flags.since !== undefined ? `since ${flags.since} until ${flags.until ?? 'now'}` : flags.duration !== undefined ? `duration ${flags.duration}` : 'until stopped';
+  const w = flags.since === undefined ? undefined : replayWindow(flags);
+  if (flags.since === undefined && flags.until !== undefined) throw new ConfigError('--until needs --since');
+  return { name, stream: flags.stream ?? 'REZOLUS', sinceNs: w?.sinceNs, untilNs: w?.untilNs, durationMs: durationFlag(flags.duration, 'duration'), window };
+}
+
 async function recordMode(flags: Flags): Promise<number> {
   if (flags.host !== undefined && flags.hosts !== undefined) throw new ConfigError('give --host or --hosts, not both');
   const hosts = hostsFlag(flags.hosts) ?? hostsFlag(flags.host) ?? hostToken(hostname());
@@ -257,7 +277,8 @@ async function recordMode(flags: Flags): Promise<number> {
   const output = flags.output ?? positionals[1] ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
   checkOutputDir(output);
-  const replay = replayWindow(flags);
+  const durable = flags.durable === undefined ? undefined : await durableSpec(flags, url);
+  const replay = durable === undefined ? replayWindow(flags) : undefined;
   if (replay !== undefined && command.length > 0) throw new ConfigError('a command (after --) records its own lifetime live; it cannot be combined with --since');
   const durationMs = durationFlag(flags.duration, 'duration');
   // on a terminal the progress line says what info logs would
@@ -277,6 +298,8 @@ async function recordMode(flags: Flags): Promise<number> {
   const running = await runRecord(
     {
       natsUrl: nats.url,
+      // no config file here: REZOLUS_NATS_USER, _PASSWORD, _NKEY_SEED_FILE, _TLS_CA, ... when set
+      nats: readNatsSecurity(undefined, '(environment)'),
       hosts,
       intervalMs,
       // with a command, the duration caps the command (below)
@@ -284,6 +307,7 @@ async function recordMode(flags: Flags): Promise<number> {
       output,
       replay,
       url,
+      durable,
     },
     log,
   );
@@ -394,8 +418,17 @@ async function hindsightMode(flags: Flags): Promise<number | void> {
   untilSignal(() => running.stop(), log);
 }
 
+/** `rezolus nats-auth`: the server-side users and permissions for a list of hosts, on stdout. */
+async function natsAuthMode(flags: Flags): Promise<number> {
+  const { runNatsAuth } = await import('../security/nats-auth-command.js');
+  const out = runNatsAuth({ hosts: flags.hosts, hostsFile: flags['hosts-file'], nkeys: flags.nkeys === true, secretsDir: flags['secrets-dir'], stream: flags.stream ?? 'REZOLUS' });
+  process.stdout.write(out.config);
+  process.stderr.write(`${out.summary}\n`);
+  return 0;
+}
+
 const MODES: Record<Mode, (flags: Flags) => Promise<number | void>> = {
-  agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode, hindsight: hindsightMode,
+  agent: agentMode, exporter: exporterMode, up: upMode, record: recordMode, hindsight: hindsightMode, 'nats-auth': natsAuthMode,
 };
 
 /** the command `rezolus record … -- cmd args` wraps */

@@ -2,6 +2,8 @@ import { hostname } from 'node:os';
 import type { FileSpec, SectionSpec } from './schema.js';
 import { logSection, natsSection } from './schema.js';
 import { loadConfig, type TableSpec } from './load.js';
+import { readNatsSecurity, type NatsSecurity } from './nats.js';
+import { httpToken } from './http-token.js';
 
 export const AGENT_SPEC: FileSpec = {
   general: {
@@ -62,7 +64,11 @@ export const AGENT_SPEC: FileSpec = {
     doc: 'The latest snapshot over HTTP: GET /metrics/binary (msgpack) and /metrics/json, for `rezolus record URL`.',
     keys: {
       enabled: { type: 'boolean', default: true, doc: 'Serve it. When the port is taken the agent warns and goes on without it.' },
-      listen: { type: 'listen', default: '0.0.0.0:4241', doc: 'HOST:PORT.' },
+      listen: { type: 'listen', default: '127.0.0.1:4241', doc: 'HOST:PORT. Loopback by default; any other address needs a token.' },
+      token: {
+        type: 'string', default: '',
+        doc: 'Requests must carry "Authorization: Bearer <token>" (401 otherwise). Required when listen is not a loopback address. Env REZOLUS_HTTP_TOKEN overrides.',
+      },
     },
   },
 };
@@ -86,6 +92,8 @@ export interface AgentConfig {
   readonly procfs: string;
   readonly sysfs: string;
   readonly natsUrl: string;
+  /** credentials, TLS and inbox prefix ([nats]); absent = none */
+  readonly nats?: NatsSecurity | undefined;
   readonly logLevel: string;
   readonly samplers: Readonly<Record<string, SamplerSettings>>;
   readonly stream: {
@@ -101,7 +109,7 @@ export interface AgentConfig {
   readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
   readonly cgroups: { readonly maxCgroups: number; readonly maxDepth: number };
   /** where to serve the snapshot; undefined = not served */
-  readonly http: { readonly host: string; readonly port: number } | undefined;
+  readonly http: { readonly host: string; readonly port: number; readonly token?: string } | undefined;
 }
 
 export interface AgentOverrides {
@@ -125,12 +133,16 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     };
   }
   const host = o.host ?? (s('general', 'host') as string);
+  const listen = s('http', 'listen') as { host: string; port: number };
+  const enabled = s('http', 'enabled') as boolean;
+  const token = enabled ? httpToken(listen, s('http', 'token') as string, `${f.path}: [http]`) : '';
   return {
     file: f.path,
     host: host === '' ? hostname() : host,
     procfs: s('general', 'procfs') as string,
     sysfs: s('general', 'sysfs') as string,
     natsUrl: o.natsUrl ?? (s('nats', 'url') as string),
+    nats: readNatsSecurity(f.sections.nats, f.path),
     logLevel: o.logLevel ?? (s('log', 'level') as string),
     samplers,
     stream: {
@@ -145,6 +157,6 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
     kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },
     cgroups: { maxCgroups: s('cgroups', 'max_cgroups') as number, maxDepth: s('cgroups', 'max_depth') as number },
-    http: (s('http', 'enabled') as boolean) ? (s('http', 'listen') as { host: string; port: number }) : undefined,
+    http: enabled ? { ...listen, ...(token === '' ? {} : { token }) } : undefined,
   };
 }

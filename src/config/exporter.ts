@@ -1,6 +1,7 @@
 import type { FileSpec } from './schema.js';
 import { logSection, natsSection } from './schema.js';
 import { loadConfig } from './load.js';
+import { readNatsSecurity, type NatsSecurity } from './nats.js';
 
 /** Percentiles of histograms over the last interval; 1.0 is the maximum. */
 export const EXPORTER_PERCENTILES: readonly number[] = [0.5, 0.9, 0.99, 0.999, 0.9999, 1.0];
@@ -62,6 +63,8 @@ export interface ExporterConfig {
   readonly intervalMs: number;
   readonly forgetAfterMs: number;
   readonly natsUrl: string;
+  /** credentials, TLS and inbox prefix ([nats]); absent = none */
+  readonly nats?: NatsSecurity | undefined;
   readonly logLevel: string;
   readonly summaries: boolean;
   readonly percentiles: readonly number[];
@@ -92,6 +95,7 @@ export function loadExporterConfig(path: string | undefined, o: ExporterOverride
     intervalMs: o.intervalMs ?? (s('general', 'interval') as number),
     forgetAfterMs: o.forgetAfterMs ?? (s('general', 'forget_after') as number),
     natsUrl: o.natsUrl ?? (s('nats', 'url') as string),
+    nats: readNatsSecurity(f.sections.nats, f.path),
     logLevel: o.logLevel ?? (s('log', 'level') as string),
     summaries: s('prometheus', 'summaries') as boolean,
     percentiles: s('prometheus', 'percentiles') as number[],

@@ -1,6 +1,8 @@
 import type { FileSpec } from './schema.js';
 import { logSection, natsSection } from './schema.js';
 import { loadConfig } from './load.js';
+import { readNatsSecurity, type NatsSecurity } from './nats.js';
+import { httpToken } from './http-token.js';
 
 export const HINDSIGHT_SPEC: FileSpec = {
   general: {
@@ -16,7 +18,11 @@ export const HINDSIGHT_SPEC: FileSpec = {
   http: {
     doc: 'POST /dump writes a dump; GET /status reports the window held.',
     keys: {
-      listen: { type: 'listen', default: '127.0.0.1:4243', doc: 'HOST:PORT (loopback by default: a dump writes a file). --listen overrides.' },
+      listen: { type: 'listen', default: '127.0.0.1:4243', doc: 'HOST:PORT (loopback by default: a dump writes a file; any other address needs a token). --listen overrides.' },
+      token: {
+        type: 'string', default: '',
+        doc: 'Requests must carry "Authorization: Bearer <token>" (401 otherwise). Required when listen is not a loopback address. Env REZOLUS_HTTP_TOKEN overrides.',
+      },
     },
   },
   nats: natsSection,
@@ -31,7 +37,11 @@ export interface HindsightConfig {
   readonly intervalMs: number;
   readonly stream: string;
   readonly listen: { readonly host: string; readonly port: number };
+  /** bearer token the HTTP endpoints require; '' = none (loopback only) */
+  readonly token?: string;
   readonly natsUrl: string;
+  /** credentials, TLS and inbox prefix ([nats]); absent = none */
+  readonly nats?: NatsSecurity | undefined;
   readonly logLevel: string;
 }
 
@@ -47,6 +57,8 @@ export interface HindsightOverrides {
 export function loadHindsightConfig(path: string | undefined, o: HindsightOverrides = {}): HindsightConfig {
   const f = loadConfig(path, HINDSIGHT_SPEC);
   const s = (section: string, key: string): unknown => f.sections[section]?.[key];
+  const listen = o.listen ?? (s('http', 'listen') as { host: string; port: number });
+  const token = httpToken(listen, s('http', 'token') as string, `${f.path}: [http]`);
   return {
     file: f.path,
     hosts: o.hosts ?? (s('general', 'hosts') as string),
@@ -54,8 +66,10 @@ export function loadHindsightConfig(path: string | undefined, o: HindsightOverri
     output: o.output ?? (s('general', 'output') as string),
     intervalMs: o.intervalMs ?? (s('general', 'interval') as number),
     stream: s('general', 'stream') as string,
-    listen: o.listen ?? (s('http', 'listen') as { host: string; port: number }),
+    listen,
+    ...(token === '' ? {} : { token }),
     natsUrl: o.natsUrl ?? (s('nats', 'url') as string),
+    nats: readNatsSecurity(f.sections.nats, f.path),
     logLevel: o.logLevel ?? (s('log', 'level') as string),
   };
 }

@@ -38,6 +38,16 @@ export const natsSection: SectionSpec = {
   doc: 'The NATS server(s). --nats and REZOLUS_NATS_URL override this.',
   keys: {
     url: { type: 'nats', default: 'nats://127.0.0.1:4222', doc: 'Server URL, or several separated by commas (a cluster).' },
+    user: { type: 'string', default: '', doc: 'User name, with password (`rezolus nats-auth` generates per-host users and their permissions). Env REZOLUS_NATS_USER overrides.' },
+    password: { type: 'string', default: '', doc: 'Password of user. Env REZOLUS_NATS_PASSWORD overrides (keeps it out of the file).' },
+    nkey_seed_file: { type: 'string', default: '', doc: 'Instead of user/password: a file (mode 0600) holding an nkey user seed (SU...). Env REZOLUS_NATS_NKEY_SEED_FILE overrides.' },
+    tls_ca: { type: 'string', default: '', doc: 'PEM file of the CA that signed the server certificate (a tls:// URL or a server with tls {}). Env REZOLUS_NATS_TLS_CA overrides.' },
+    tls_cert: { type: 'string', default: '', doc: 'PEM client certificate, for a server with tls { verify: true }; needs tls_key. Env REZOLUS_NATS_TLS_CERT overrides.' },
+    tls_key: { type: 'string', default: '', doc: 'PEM key of tls_cert. Env REZOLUS_NATS_TLS_KEY overrides.' },
+    inbox_prefix: {
+      type: 'string', default: '',
+      doc: 'Prefix of reply subjects (acks, JetStream API replies). Empty = _INBOX_<host> for the agent (so a per-host user may subscribe to its own replies only), _INBOX for the others. Env REZOLUS_NATS_INBOX_PREFIX overrides.',
+    },
   },
 };
 

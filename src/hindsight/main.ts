@@ -13,10 +13,13 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import { connectBus } from '../bus/connect.js';
 import { checkLookback } from '../bus/replay.js';
+import type { SkipStats } from '../bus/subscribe.js';
 import { HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX } from '../bus/subjects.js';
 import type { HindsightConfig } from '../config/hindsight.js';
-import { RezolusError } from '../errors.js';
+import { BadRequestError, RezolusError } from '../errors.js';
 import { runRecord } from '../record/main.js';
+import { bearerMatches } from '../security/bearer.js';
+import { outputInside } from '../security/output-path.js';
 
 export interface DumpResult {
   readonly output: string;
@@ -27,6 +30,8 @@ export interface DumpResult {
   readonly bytes: number;
   /** false when the window held nothing of the hosts: no file was written */
   readonly written: boolean;
+  /** messages of the window left out, by reason (bus/subscribe.ts) */
+  readonly skipped: SkipStats;
   readonly trigger: string;
   readonly startedAt: string;
   readonly ms: number;
@@ -35,8 +40,8 @@ export interface DumpResult {
 export interface RunningHindsight {
   readonly app: FastifyInstance;
   readonly url: string;
-  /** writes a dump (queued behind a running one); resolves when the file is written */
-  dump(trigger: string): Promise<DumpResult>;
+  /** writes a dump (queued behind a running one) to `output` (default: the configured one); resolves when the file is written */
+  dump(trigger: string, output?: string): Promise<DumpResult>;
   stop(): Promise<void>;
 }
 
@@ -76,7 +81,7 @@ async function windowStatus(nc: NatsConnection, stream: string): Promise<Record<
 }
 
 export async function runHindsight(config: HindsightConfig, log: Logger): Promise<RunningHindsight> {
-  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-hindsight', log: log.child({ component: 'nats' }) });
+  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-hindsight', log: log.child({ component: 'nats' }), security: config.nats });
   try {
     await checkLookback(nc, config.stream, BigInt(Date.now() - config.durationMs) * 1_000_000n, BigInt(Date.now()) * 1_000_000n);
   } catch (error) {
@@ -88,51 +93,76 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
   }
 
   let running: Promise<DumpResult> | undefined;
-  let queued: Promise<DumpResult> | undefined;
+  /** dumps waiting for the running one, by output file: triggers for the same file share one */
+  const queued = new Map<string, Promise<DumpResult>>();
+  let tail: Promise<unknown> = Promise.resolve();
   let dumps = 0;
   let last: DumpResult | undefined;
 
-  const once = async (trigger: string): Promise<DumpResult> => {
+  const once = async (trigger: string, output: string): Promise<DumpResult> => {
     const began = Date.now();
     const rec = await runRecord(
       {
         natsUrl: config.natsUrl,
+        nats: config.nats,
         hosts: config.hosts,
         intervalMs: config.intervalMs,
         durationMs: undefined,
-        output: config.output,
+        output,
         replay: { stream: config.stream, sinceNs: BigInt(began - config.durationMs) * 1_000_000n, untilNs: BigInt(began) * 1_000_000n },
       },
       log.child({ component: 'dump' }),
     );
     const s = await rec.done;
     dumps++;
-    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: { ...s.skipped }, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
     log.info(last, 'dump written');
     return last;
   };
-  const start = (trigger: string): Promise<DumpResult> => {
-    const p = once(trigger).finally(() => {
+  const start = (trigger: string, output: string): Promise<DumpResult> => {
+    const p = once(trigger, output).finally(() => {
       if (running === p) running = undefined;
     });
     running = p;
     return p;
   };
-  const dump = (trigger: string): Promise<DumpResult> => {
-    if (running === undefined) return start(trigger);
-    queued ??= running
-      .catch(() => undefined)
-      .then(() => {
-        queued = undefined;
-        return start(trigger);
-      });
-    return queued;
+  /** one dump at a time, in trigger order; a trigger while one for the same file waits joins it */
+  const dump = (trigger: string, output = config.output): Promise<DumpResult> => {
+    if (running === undefined && queued.size === 0) {
+      const p = start(trigger, output);
+      tail = p.catch(() => undefined);
+      return p;
+    }
+    const waiting = queued.get(output);
+    if (waiting !== undefined) return waiting;
+    const p = tail.then(() => {
+      queued.delete(output);
+      return start(trigger, output);
+    });
+    queued.set(output, p);
+    tail = p.catch(() => undefined);
+    return p;
+  };
+  /** The output a request asks for (JSON {"output": "name.parquet"}), inside the configured directory. */
+  const requestedOutput = (body: unknown): string => {
+    if (body === undefined || body === null || body === '') return config.output;
+    if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('the request body must be a JSON object such as {"output": "incident-42.parquet"}');
+    const asked = (body as { output?: unknown }).output;
+    return asked === undefined ? config.output : outputInside(config.output, asked);
   };
 
   const control: Subscription = nc.subscribe(HINDSIGHT_CONTROL_SUBJECT, {
     callback: (error, msg) => {
       if (error !== null) return;
-      dump('nats').then(
+      let output: string;
+      try {
+        output = requestedOutput(msg.data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(msg.data)) as unknown));
+      } catch (e) {
+        const why = e instanceof SyntaxError ? `the request is not JSON: ${e.message}` : e instanceof Error ? e.message : String(e);
+        msg.respond(JSON.stringify({ ok: false, error: why }));
+        return;
+      }
+      dump('nats', output).then(
         (r) => msg.respond(JSON.stringify({ ok: true, ...r })),
         (e: unknown) => msg.respond(JSON.stringify({ ok: false, error: String(e) })),
       );
@@ -140,16 +170,31 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
   });
 
   const app: FastifyInstance = Fastify({ loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger });
-  app.post('/dump', async (_req, reply) => {
+  if (config.token !== undefined) {
+    const token = config.token;
+    app.addHook('onRequest', async (req, reply) => {
+      if (!bearerMatches(req.headers.authorization, token)) {
+        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Authorization: Bearer <token> required' });
+      }
+      return undefined;
+    });
+  }
+  app.post('/dump', async (req, reply) => {
+    let output: string;
     try {
-      return reply.send(await dump('http'));
+      output = requestedOutput(req.body);
+    } catch (error) {
+      return reply.code(400).send({ error: error instanceof Error ? error.message : String(error) });
+    }
+    try {
+      return reply.send(await dump('http', output));
     } catch (error) {
       return reply.code(500).send({ error: String(error) });
     }
   });
   app.get('/status', async (_req, reply) => {
     const window = await windowStatus(nc, config.stream).catch((e: unknown) => ({ error: String(e) }));
-    return reply.send({ window, dumping: running !== undefined, queued: queued !== undefined, dumps, last, output: resolve(config.output), duration_s: config.durationMs / 1000 });
+    return reply.send({ window, dumping: running !== undefined, queued: queued.size > 0, dumps, last, output: resolve(config.output), duration_s: config.durationMs / 1000 });
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -168,7 +213,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     async stop() {
       await app.close();
       control.unsubscribe();
-      await (queued ?? running)?.catch(() => undefined);
+      await tail;
       await nc.drain().catch(() => nc.close());
     },
   };

@@ -67,6 +67,8 @@ export interface PublishStats {
   readonly published: number;
   readonly dropped: number;
   readonly retries: number;
+  /** frames the server's permissions refused (absent where nothing can refuse) */
+  readonly refused?: number;
   readonly buffered: number;
   readonly bufferedBytes: number;
 }

@@ -8,6 +8,15 @@ import type { HindsightConfig } from '../config/hindsight.js';
 import { runHindsight, type RunningHindsight } from '../hindsight/main.js';
 import { runExporter, type RunningExporter } from '../exporter/main.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
+import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
+
+/**
+ * The private server has no users and no TLS: credentials and CA files of
+ * the configs are for a server given by URL. The inbox prefix stays.
+ */
+function forPrivateServer(s: NatsSecurity | undefined): NatsSecurity {
+  return { ...NO_NATS_SECURITY, inboxPrefix: s?.inboxPrefix ?? '' };
+}
 
 export interface UpOptions {
   /** explicit URL (--nats, REZOLUS_NATS_URL or up.toml): use it, start nothing */
@@ -72,10 +81,11 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   let hindsight: RunningHindsight | undefined;
   try {
     // The exporter binds its port first, so a busy port fails before anything else starts.
-    exporter = await runExporter({ ...o.exporter, natsUrl: url }, log.child({ process: 'exporter' }));
-    agent = await runAgent({ ...o.agent, natsUrl: url }, log.child({ process: 'agent' }));
+    const priv = server !== undefined;
+    exporter = await runExporter({ ...o.exporter, natsUrl: url, nats: priv ? forPrivateServer(o.exporter.nats) : o.exporter.nats }, log.child({ process: 'exporter' }));
+    agent = await runAgent({ ...o.agent, natsUrl: url, nats: priv ? forPrivateServer(o.agent.nats) : o.agent.nats }, log.child({ process: 'agent' }));
     // after the agent: it creates the stream the hindsight service checks
-    hindsight = await runHindsight({ ...o.hindsight, natsUrl: url }, log.child({ process: 'hindsight' }));
+    hindsight = await runHindsight({ ...o.hindsight, natsUrl: url, nats: priv ? forPrivateServer(o.hindsight.nats) : o.hindsight.nats }, log.child({ process: 'hindsight' }));
     const [runningAgent, runningExporter, runningHindsight] = [agent, exporter, hindsight];
     return {
       natsUrl: url,

@@ -11,6 +11,8 @@ export interface NatsServerOptions {
   /** JetStream store and log live here */
   readonly dataDir: string;
   readonly startTimeoutMs?: number;
+  /** a nats-server config file (-c): accounts, users, tls {}; the flags here override its listen and store */
+  readonly configFile?: string | undefined;
 }
 
 export interface NatsServer {
@@ -111,7 +113,8 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
   const logFile = join(o.dataDir, 'nats-server.log');
   const pidFile = join(o.dataDir, 'nats-server.pid');
   await stopStale(pidFile, o.dataDir);
-  const child = spawn(o.binary, ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', o.dataDir, '-l', logFile, '-P', pidFile], {
+  const config = o.configFile === undefined ? [] : ['-c', o.configFile];
+  const child = spawn(o.binary, [...config, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', o.dataDir, '-l', logFile, '-P', pidFile], {
     stdio: ['ignore', 'ignore', 'pipe'],
     // Its own process group: a Ctrl-C in the terminal reaches rezolus, which stops
     // the server last, after agent and exporter have drained their connections.

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadAgentConfig, type AgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadUpConfig } from '../../src/config/up.js';
+import { NO_NATS_SECURITY } from '../../src/config/nats.js';
 import { parseDuration, parseSize } from '../../src/config/units.js';
 import { ConfigError } from '../../src/errors.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
@@ -51,6 +52,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     procfs: '/proc',
     sysfs: '/sys',
     natsUrl: 'nats://127.0.0.1:4222',
+    nats: NO_NATS_SECURITY,
     logLevel: 'info',
     samplers: Object.fromEntries(ALL_SAMPLERS.map((n) => [n, { enabled: true, intervalMs: 1000 }])),
     stream: {
@@ -65,7 +67,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     bufferMaxBytes: 67_108_864,
     kernel: { enabled: true, bpfStats: false },
     cgroups: { maxCgroups: 1024, maxDepth: 6 },
-    http: { host: '0.0.0.0', port: 4241 },
+    http: { host: '127.0.0.1', port: 4241 },
   };
   t.deepEqual(c, expected);
 });
@@ -207,6 +209,7 @@ test('loadExporterConfig without a file gives every default', (t) => {
     intervalMs: 1000,
     forgetAfterMs: 60_000,
     natsUrl: 'nats://127.0.0.1:4222',
+    nats: NO_NATS_SECURITY,
     logLevel: 'info',
     summaries: true,
     percentiles: [0.5, 0.9, 0.99, 0.999, 0.9999, 1],
@@ -225,6 +228,7 @@ test('loadExporterConfig reads the fixture', (t) => {
     intervalMs: 15_000,
     forgetAfterMs: 300_000,
     natsUrl: 'nats://127.0.0.1:4222',
+    nats: NO_NATS_SECURITY,
     logLevel: 'info',
     summaries: false,
     percentiles: [0.5, 0.99],

@@ -40,9 +40,9 @@ export interface TestNats extends NatsServer {
  * A private `nats-server -js` on a free loopback port with a temp store.
  * Tests never touch a server they did not start (a shared one may listen on 4222).
  */
-export async function startTestNats(port = 0, dataDir?: string): Promise<TestNats> {
+export async function startTestNats(port = 0, dataDir?: string, configFile?: string): Promise<TestNats> {
   const dir = dataDir ?? mkdtempSync(STORE_PREFIX);
-  const server = await startNatsServer({ binary: NATS_SERVER_BIN, port, dataDir: dir });
+  const server = await startNatsServer({ binary: NATS_SERVER_BIN, port, dataDir: dir, configFile });
   const self: TestNats = {
     ...server,
     dataDir: dir,
@@ -50,7 +50,7 @@ export async function startTestNats(port = 0, dataDir?: string): Promise<TestNat
       server.process.kill('SIGKILL');
       await new Promise((r) => server.process.once('exit', r));
       await new Promise((r) => setTimeout(r, downMs));
-      return startTestNats(server.port, dir);
+      return startTestNats(server.port, dir, configFile);
     },
     async dispose() {
       await server.stop();

@@ -51,6 +51,10 @@ export const retries = metric({
   name: 'rezolus_publish_retries', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
   description: 'Publish attempts that failed and were retried.',
 });
+export const refused = metric({
+  name: 'rezolus_publish_refused', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
+  description: 'Frames the NATS server refused by permissions (a subject this user may not publish to, usually another host\'s): dropped, not retried.',
+});
 export const buffered = metric({
   name: 'rezolus_publish_buffered', kind: MetricKind.Gauge, unit: Unit.Count, labels: [],
   description: 'Frames and descriptors waiting for an ack.',
@@ -62,5 +66,5 @@ export const bufferedBytes = metric({
 
 export const METRICS = [
   cpuUsage, residentSetSize, heapUsed, refreshTime, refreshes, refreshErrors, skippedEntries, overruns, samplerState,
-  published, dropped, retries, buffered, bufferedBytes,
+  published, dropped, retries, refused, buffered, bufferedBytes,
 ] as const;

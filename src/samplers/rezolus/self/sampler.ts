@@ -40,6 +40,7 @@ export const rezolusSelfSampler: SamplerDefinition = {
           { metric: m.published, labels: NO_LABELS, value: p.published },
           { metric: m.dropped, labels: NO_LABELS, value: p.dropped },
           { metric: m.retries, labels: NO_LABELS, value: p.retries },
+          { metric: m.refused, labels: NO_LABELS, value: p.refused ?? 0 },
           { metric: m.buffered, labels: NO_LABELS, value: p.buffered },
           { metric: m.bufferedBytes, labels: NO_LABELS, value: p.bufferedBytes },
         ];

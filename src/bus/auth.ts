@@ -1,0 +1,70 @@
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
+import { nkeyAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
+import { readNkeySeed, type NatsSecurity } from '../config/nats.js';
+
+/** Host names of a server list (`tls://10.0.0.1:4222,nats://b:4222` -> 10.0.0.1, b). */
+function serverHosts(servers: readonly string[]): string[] {
+  return servers.map((s) => {
+    try {
+      return new URL(s.includes('://') ? s : `nats://${s}`).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      return s;
+    }
+  });
+}
+
+/**
+ * The client checks the server certificate against "localhost" when the URL
+ * names an IP address (nats-core passes no servername for IPs; measured with
+ * a certificate for IP:127.0.0.1 only). Check it against the configured
+ * hosts in that case, so a certificate with the server's IP works.
+ */
+function identityCheck(hosts: readonly string[]): (host: string, cert: PeerCertificate) => Error | undefined {
+  return (host, cert) => {
+    if (host === 'localhost' && hosts.some((h) => checkServerIdentity(h, cert) === undefined)) return undefined;
+    return checkServerIdentity(host, cert);
+  };
+}
+
+/** nats-core connection options for user/password or nkey auth, TLS and the inbox prefix. */
+export function securityOptions(s: NatsSecurity, servers: readonly string[]): Partial<ConnectionOptions> {
+  const o: Partial<ConnectionOptions> = {};
+  if (s.user !== '') Object.assign(o, { user: s.user, pass: s.password });
+  if (s.nkeySeedFile !== '') o.authenticator = nkeyAuthenticator(readNkeySeed(s.nkeySeedFile, `[nats] nkey_seed_file ${s.nkeySeedFile}`));
+  const tlsUrl = servers.some((u) => u.startsWith('tls://'));
+  if (s.tlsCa !== '' || s.tlsCert !== '' || tlsUrl) {
+    o.tls = {
+      ...(s.tlsCa !== '' ? { caFile: s.tlsCa } : {}),
+      ...(s.tlsCert !== '' ? { certFile: s.tlsCert, keyFile: s.tlsKey } : {}),
+      // passed through to node:tls
+      ...({ checkServerIdentity: identityCheck(serverHosts(servers)) } as object),
+    };
+  }
+  if (s.inboxPrefix !== '') o.inboxPrefix = s.inboxPrefix;
+  return o;
+}
+
+/** A one-line explanation of a failed connect, with the config key that fixes it. */
+export function explainConnectError(error: unknown, s: NatsSecurity): string {
+  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  const text = `${e.name ?? 'Error'}: ${e.message ?? String(error)}`;
+  const code = e.code ?? e.cause?.code ?? '';
+  if (e.name === 'AuthorizationError' || /authorization violation/i.test(text)) {
+    const who = s.user !== '' ? `user "${s.user}"` : s.nkeySeedFile !== '' ? `the nkey in ${s.nkeySeedFile}` : 'no credentials';
+    return `the server refused ${who} (${text}): check [nats] user/password or nkey_seed_file`;
+  }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code) || /certificate/i.test(text)) {
+    return `the server's TLS certificate is not trusted (${text}): set [nats] tls_ca to the CA that signed it`;
+  }
+  if (/does not support 'tls'/.test(text)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert or use its TLS port`;
+  if (e.name === 'TimeoutError') return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key)`;
+  return text;
+}
+
+/** Errors of a first connect worth waiting out (the server is not up yet); the rest are configuration. */
+export function isTransient(error: unknown): boolean {
+  const e = error as { name?: string; message?: string; code?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code ?? '';
+  return ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'].includes(code) ||
+    /connection refused/i.test(e.message ?? '');
+}

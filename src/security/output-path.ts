@@ -1,0 +1,22 @@
+import { dirname, isAbsolute, relative, resolve, sep } from 'node:path';
+import { BadRequestError } from '../errors.js';
+
+/**
+ * The file a request names for its output, resolved inside the directory of
+ * the configured output. A request can only pick a name there: absolute
+ * paths, `..` and anything else that resolves outside are refused (a lexical
+ * check; the directory is the operator's, so symlinks in it are theirs).
+ */
+export function outputInside(configuredOutput: string, requested: unknown): string {
+  if (typeof requested !== 'string' || requested === '') throw new BadRequestError(`output must be a file name such as "incident-42.parquet", got ${JSON.stringify(requested)}`);
+  if (requested.includes('\0')) throw new BadRequestError('output must not contain a NUL byte');
+  if (isAbsolute(requested) || /^[A-Za-z]:[\\/]/.test(requested)) throw new BadRequestError(`output "${requested}" is an absolute path: give a name inside the output directory`);
+  if (!requested.endsWith('.parquet')) throw new BadRequestError(`output "${requested}" must end with .parquet`);
+  const dir = dirname(resolve(configuredOutput));
+  const target = resolve(dir, requested);
+  const rel = relative(dir, target);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new BadRequestError(`output "${requested}" resolves outside the output directory ${dir}`);
+  }
+  return target;
+}

@@ -1,0 +1,268 @@
+/**
+ * Per-host credentials against a real nats-server running the config that
+ * `rezolus nats-auth` generates: an agent publishes its own host's frames,
+ * a refused publish (another host's subject) is reported and counted, not
+ * silently lost, nkeys work, a wrong password fails in one line, the
+ * consumer users can read and the hindsight user answers dump requests
+ * whose output cannot leave its directory.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { nkeys, type NatsConnection } from '@nats-io/nats-core';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { runAgent, type RunningAgent } from '../../src/agent/main.js';
+import { connectBus } from '../../src/bus/connect.js';
+import { descriptorBucket, statusBucket } from '../../src/bus/kv.js';
+import { ensureStream } from '../../src/bus/stream.js';
+import { HINDSIGHT_CONTROL_SUBJECT, STATUS_BUCKET } from '../../src/bus/subjects.js';
+import { loadAgentConfig, type AgentConfig } from '../../src/config/agent.js';
+import { loadHindsightConfig } from '../../src/config/hindsight.js';
+import type { NatsSecurity } from '../../src/config/nats.js';
+import { RezolusError } from '../../src/errors.js';
+import { runHindsight, type RunningHindsight } from '../../src/hindsight/main.js';
+import { loadExporterConfig } from '../../src/config/exporter.js';
+import { runExporter } from '../../src/exporter/main.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { runRecord } from '../../src/record/main.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { capturingLogger, security } from '../helpers/security.js';
+
+let server: TestNats;
+let dir: string;
+const passwords = new Map<string, string>();
+let seedFile: string;
+let admin: NatsConnection;
+const running: { stop(): Promise<void> }[] = [];
+
+const user = (name: string, extra: Partial<NatsSecurity> = {}): NatsSecurity => security({ user: name, password: passwords.get(name) ?? '', ...extra });
+
+function agentConfig(host: string, nats: NatsSecurity): AgentConfig {
+  const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: server.url });
+  const on = ['cpu_usage', 'memory_meminfo'];
+  const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
+  return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats };
+}
+
+async function hostMessages(host: string): Promise<number> {
+  const info = await (await jetstreamManager(admin)).streams.info('REZOLUS', { subjects_filter: `rezolus.metrics.${host}.>` });
+  return Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
+}
+
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-security-test-'));
+  // hosta and the consumers by password, hostb by nkey: both kinds in one config
+  const kp = nkeys.createUser();
+  seedFile = join(dir, 'agent-hostb.nk');
+  writeFileSync(seedFile, `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
+  const credential = (name: string): Credential => {
+    if (name === 'agent-hostb') return { kind: 'nkey', publicKey: kp.getPublicKey() };
+    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
+    passwords.set(name, password);
+    return { kind: 'password', password };
+  };
+  const conf = join(dir, 'auth.conf');
+  writeFileSync(conf, natsAuthConfig(authUsers(['hosta', 'hostb'], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
+  server = await startTestNats(0, undefined, conf);
+  // the admin provisions the stream and the buckets; agents may not
+  admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
+  const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
+  await ensureStream(await jetstreamManager(admin), defaults.stream, silentLogger());
+  await descriptorBucket(admin, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
+  await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
+});
+
+test.after.always(async () => {
+  for (const r of running.reverse()) await r.stop().catch(() => undefined);
+  await admin?.close();
+  await server?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test.serial('an agent with its host user publishes its frames and its status', async (t) => {
+  const agent = await runAgent(agentConfig('hosta', user('agent-hosta')), silentLogger());
+  running.push(agent);
+  await new Promise((r) => setTimeout(r, 1200));
+  await agent.publisher.flush(3000);
+  t.true(agent.publisher.stats.published >= 10, `published ${agent.publisher.stats.published}`);
+  t.is(agent.publisher.stats.refused, 0);
+  t.true((await hostMessages('hosta')) >= 10);
+  // its status (written at start) landed in its own key
+  const entry = await (await new Kvm(admin).open(STATUS_BUCKET)).get('hosta');
+  t.is(entry?.json<{ host: string }>().host, 'hosta');
+});
+
+test.serial('publishing as another host is refused, reported in the log and counted, and does not block the agent', async (t) => {
+  const { log, lines } = capturingLogger();
+  // hosta's credentials, claiming hostb: its frame subjects are not hosta's
+  const agent = await runAgent(agentConfig('hostb', user('agent-hosta', { inboxPrefix: '_INBOX_hosta' })), log);
+  running.push(agent);
+  await new Promise((r) => setTimeout(r, 1500));
+  const s = agent.publisher.stats;
+  t.true(s.refused >= 10, `refused ${s.refused}`);
+  t.is(s.published, 0, 'no frame was acked');
+  t.true(s.buffered <= 4, `the refused frames do not pile up in the buffer (buffered ${s.buffered})`);
+  t.is(await hostMessages('hostb'), 0, 'nothing was stored under hostb');
+  const errors = lines.filter((l) => l.level === 50 && l.subject === 'rezolus.metrics.hostb.cpu_usage');
+  t.is(errors.length, 1, 'one error line per refused subject (per minute), naming it');
+  t.regex(errors[0]?.msg ?? '', /refused publishing to rezolus\.metrics\.hostb\.cpu_usage/);
+  await agent.stop();
+  running.pop();
+});
+
+test.serial('an agent with an nkey user publishes its frames', async (t) => {
+  const agent = await runAgent(agentConfig('hostb', security({ nkeySeedFile: seedFile })), silentLogger());
+  running.push(agent);
+  await new Promise((r) => setTimeout(r, 1200));
+  await agent.publisher.flush(3000);
+  t.true(agent.publisher.stats.published >= 10);
+  t.is(agent.publisher.stats.refused, 0);
+  t.true((await hostMessages('hostb')) >= 10);
+});
+
+test.serial('an agent user may not read another stream, change the stream limits nor trigger a dump', async (t) => {
+  const nc = await connectBus({ url: server.url, name: 'test-agent', log: silentLogger(), security: user('agent-hosta', { inboxPrefix: '_INBOX_hosta' }) });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const stream = loadAgentConfig(undefined, SAMPLER_NAMES).stream;
+    const err = await t.throwsAsync(ensureStream(jsm, { ...stream, name: 'OTHER' }, silentLogger()));
+    t.true(err instanceof RezolusError);
+    t.regex(err?.message ?? '', /^this NATS user may not read stream OTHER \(Permissions Violation for Publish to "\$JS\.API\.STREAM\.INFO\.OTHER"\)/);
+    // other limits than the stream's: the agent may not change them, warns and goes on with the stream as it is
+    const { log, lines } = capturingLogger();
+    const info = await ensureStream(jsm, { ...stream, maxAgeMs: 60_000 }, log);
+    t.is(info.config.max_age, 900_000_000_000);
+    t.is((await (await jetstreamManager(admin)).streams.info('REZOLUS')).config.max_age, 900_000_000_000, 'unchanged');
+    t.true(lines.some((l) => l.level === 40 && /may not change them/.test(l.msg)));
+    await t.throwsAsync(nc.request(HINDSIGHT_CONTROL_SUBJECT, '', { timeout: 2000 }), { message: /Permissions Violation for Publish/ });
+  } finally {
+    await nc.close();
+  }
+});
+
+test.serial('a wrong password fails at once with one line naming the user', async (t) => {
+  const started = Date.now();
+  const err = await t.throwsAsync(connectBus({ url: server.url, name: 'test', log: silentLogger(), security: security({ user: 'agent-hosta', password: 'wrong' }) }));
+  t.true(err instanceof RezolusError);
+  t.regex(err?.message ?? '', /^cannot connect to NATS at nats:\/\/127\.0\.0\.1:\d+: the server refused user "agent-hosta" \(AuthorizationError: Authorization Violation\)/);
+  t.false((err?.message ?? '').includes('\n'));
+  t.true(Date.now() - started < 10_000, 'no endless retry');
+});
+
+test.serial('rezolus agent with a wrong password or a bad seed file exits with one line', async (t) => {
+  const run = async (toml: string, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> => {
+    const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.toml`);
+    writeFileSync(file, toml);
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'agent', '--config', file, '--nats', server.url, '--log-level', 'silent', '--procfs', PROC, '--sysfs', SYS], {
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((r) => child.once('close', r));
+    return { code, stderr };
+  };
+  const wrong = await run('[nats]\nuser = "agent-hosta"\n[kernel]\nenabled = false\n[http]\nenabled = false\n', { REZOLUS_NATS_PASSWORD: 'nope' });
+  t.is(wrong.code, 1);
+  t.regex(wrong.stderr, /^rezolus agent: cannot connect to NATS at .*: the server refused user "agent-hosta"/);
+  t.is(wrong.stderr.trim().split('\n').length, 1, wrong.stderr);
+  const notSeed = join(dir, 'not-a-seed.nk');
+  writeFileSync(notSeed, 'UABC\n');
+  const bad = await run(`[nats]\nnkey_seed_file = "${notSeed}"\n`);
+  t.is(bad.code, 2);
+  t.regex(bad.stderr, /^rezolus agent: .*\[nats\] nkey_seed_file: .*not-a-seed\.nk does not hold an nkey user seed/);
+  t.false(bad.stderr.includes('UABC'), 'the file content is not printed');
+  t.is(bad.stderr.trim().split('\n').length, 1);
+});
+
+test.serial('the exporter user follows the frames live', async (t) => {
+  const config = loadExporterConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, intervalMs: 500 });
+  const exporter = await runExporter({ ...config, nats: user('rezolus-exporter') }, silentLogger());
+  running.push(exporter);
+  t.not(await exporter.following, undefined, 'it opened the descriptor bucket');
+  let body = '';
+  for (let i = 0; i < 40 && !body.includes('host="hosta"'); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    body = (await exporter.app.inject({ method: 'GET', url: '/metrics' })).body;
+  }
+  t.regex(body, /cpu_usage_seconds_total\{[^}]*host="hosta"/);
+});
+
+test.serial('the consumer users read the stream; the hindsight user answers dumps, inside its directory only', async (t) => {
+  const now = Date.now();
+  const rec = await runRecord({
+    natsUrl: server.url, nats: user('rezolus-recorder'), hosts: 'hosta', intervalMs: 250, durationMs: undefined, output: join(dir, 'replay.parquet'),
+    replay: { stream: 'REZOLUS', sinceNs: BigInt(now - 60_000) * 1_000_000n, untilNs: BigInt(now) * 1_000_000n },
+  }, silentLogger());
+  const summary = await rec.done;
+  t.true(summary.rows > 0, 'the recorder user replays the window');
+  t.deepEqual(summary.hosts, ['hosta']);
+
+  const out = join(dir, 'dumps', 'hindsight.parquet');
+  rmSync(join(dir, 'dumps'), { recursive: true, force: true });
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(join(dir, 'dumps'));
+  const config = loadHindsightConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, output: out, hosts: 'hosta', intervalMs: 250 });
+  const hindsight: RunningHindsight = await runHindsight({ ...config, durationMs: 60_000, nats: user('rezolus-hindsight') }, silentLogger());
+  running.push(hindsight);
+  const ask = async (body: unknown): Promise<{ ok: boolean; error?: string; output?: string; rows?: number }> => {
+    const reply = await admin.request(HINDSIGHT_CONTROL_SUBJECT, body === undefined ? '' : JSON.stringify(body), { timeout: 20_000 });
+    return reply.json();
+  };
+  const named = await ask({ output: 'incident-42.parquet' });
+  t.true(named.ok, JSON.stringify(named));
+  t.is(named.output, join(dir, 'dumps', 'incident-42.parquet'));
+  t.true(existsSync(join(dir, 'dumps', 'incident-42.parquet')));
+  for (const bad of ['../escape.parquet', join(dir, 'abs.parquet'), 'sub/../../escape.parquet']) {
+    const r = await ask({ output: bad });
+    t.false(r.ok, bad);
+    t.regex(r.error ?? '', /absolute path|outside the output directory/, bad);
+  }
+  t.false(existsSync(join(dir, 'escape.parquet')));
+  t.false(existsSync(join(dir, 'abs.parquet')));
+  const http = await hindsight.app.inject({ method: 'POST', url: '/dump', payload: { output: '../escape.parquet' } });
+  t.is(http.statusCode, 400);
+  t.regex(http.json<{ error: string }>().error, /outside the output directory/);
+  const abs = await hindsight.app.inject({ method: 'POST', url: '/dump', payload: { output: '/tmp/x.parquet' } });
+  t.is(abs.statusCode, 400);
+  t.regex(abs.json<{ error: string }>().error, /absolute path/);
+});
+
+test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server, and its seed files log the users in', async (t) => {
+  const secrets = join(dir, 'cli-secrets');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'nats-auth', '--hosts', 'cli-host', '--nkeys', '--secrets-dir', secrets], {
+    cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  t.is(await new Promise<number | null>((r) => child.once('close', r)), 0, stderr);
+  const conf = join(dir, 'cli-auth.conf');
+  writeFileSync(conf, stdout);
+  const other = await startTestNats(0, undefined, conf);
+  try {
+    const adminNc = await connectBus({ url: other.url, name: 'test', log: silentLogger(), security: security({ nkeySeedFile: join(secrets, 'rezolus-admin.nk') }) });
+    await ensureStream(await jetstreamManager(adminNc), loadAgentConfig(undefined, SAMPLER_NAMES).stream, silentLogger());
+    await descriptorBucket(adminNc, { ttlMs: 86_400_000, replicas: 1 });
+    await statusBucket(adminNc, { ttlMs: 3_600_000, replicas: 1 });
+    await adminNc.close();
+    const agent = await runAgent({ ...agentConfig('cli-host', security({ nkeySeedFile: join(secrets, 'agent-cli-host.nk') })), natsUrl: other.url }, silentLogger());
+    try {
+      await new Promise((r) => setTimeout(r, 800));
+      await agent.publisher.flush(3000);
+      t.true(agent.publisher.stats.published >= 5);
+      t.is(agent.publisher.stats.refused, 0);
+    } finally {
+      await agent.stop();
+    }
+  } finally {
+    await other.dispose();
+  }
+});

@@ -1,0 +1,91 @@
+import test from 'ava';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError } from '../../src/errors.js';
+import { runNatsAuth, hostList } from '../../src/security/nats-auth-command.js';
+import { agentPermissions, authUsers, consumerPermissions, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
+
+const TMP = mkdtempSync(join(tmpdir(), 'rezolus-nats-auth-test-'));
+test.after.always(() => rmSync(TMP, { recursive: true, force: true }));
+
+const fixed = (user: string): Credential => ({ kind: 'password', password: `pw-${user}` });
+
+test('an agent may publish only its own host subjects and status, and read only its own inbox', (t) => {
+  const p = agentPermissions('Web01.example.com', 'REZOLUS');
+  t.true(p.publish.includes('rezolus.metrics.web01_example_com.>'));
+  t.true(p.publish.includes('$KV.rezolus_status.web01_example_com'));
+  t.deepEqual(p.subscribe, ['_INBOX_web01_example_com.>']);
+  // no other host, no wildcard over hosts, no right to create or change the stream or buckets
+  t.false(p.publish.some((s) => s.startsWith('rezolus.metrics.*') || s === 'rezolus.metrics.>' || s === 'rezolus.>'));
+  t.false(p.publish.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)|CONSUMER|\$JS\.API\.>/.test(s)));
+  t.false(p.publish.includes('rezolus.control.hindsight.dump'));
+});
+
+test('consumers read but publish no frames; only hindsight answers on the control subject', (t) => {
+  for (const role of ['exporter', 'recorder', 'hindsight'] as const) {
+    const p = consumerPermissions(role, 'REZOLUS');
+    t.false(p.publish.some((s) => s.startsWith('rezolus.') || s.startsWith('$KV.')), role);
+    t.true(p.subscribe.includes('rezolus.metrics.>'));
+    // a direct get by sequence has no trailing token on 2.9 (research §7)
+    t.true(p.publish.includes('$JS.API.DIRECT.GET.REZOLUS') && p.publish.includes('$JS.API.DIRECT.GET.REZOLUS.>'));
+    t.false(p.publish.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)/.test(s)), role);
+  }
+  t.true(consumerPermissions('hindsight', 'REZOLUS').subscribe.includes('rezolus.control.hindsight.dump'));
+  t.true(consumerPermissions('hindsight', 'REZOLUS').allowResponses);
+  t.false(consumerPermissions('exporter', 'REZOLUS').subscribe.includes('rezolus.control.hindsight.dump'));
+});
+
+test('the config has one user per host, the consumers and the admin, with quoted subjects', (t) => {
+  const text = natsAuthConfig(authUsers(['web-1', 'web-2'], 'REZOLUS', fixed), { account: 'REZOLUS', stream: 'REZOLUS' });
+  t.regex(text, /accounts \{\n {2}REZOLUS \{\n {4}jetstream: enabled/);
+  for (const u of ['agent-web-1', 'agent-web-2', 'rezolus-exporter', 'rezolus-recorder', 'rezolus-hindsight']) {
+    t.regex(text, new RegExp(`\\{ user: "${u}", password: "pw-${u}", permissions: \\{`));
+  }
+  t.regex(text, /\{ user: "rezolus-admin", password: "pw-rezolus-admin" \}/, 'the admin has every right');
+  // a $ outside quotes would be a variable reference in the nats-server config language
+  t.false(/[^"]\$JS/.test(text));
+  t.regex(text, /"rezolus\.metrics\.web-2\.>"/);
+  t.is((text.match(/allow_responses: true/g) ?? []).length, 1);
+});
+
+test('nkey users carry the public key only', (t) => {
+  const text = natsAuthConfig(authUsers(['h'], 'REZOLUS', () => ({ kind: 'nkey', publicKey: 'UABC' })), { account: 'A', stream: 'REZOLUS' });
+  t.regex(text, /\{ nkey: "UABC", permissions: \{/);
+  t.false(text.includes('password'));
+});
+
+test('hosts that become the same subject token are refused', (t) => {
+  const err = t.throws(() => authUsers(['web.1', 'WEB_1'], 'REZOLUS', fixed), { instanceOf: ConfigError });
+  t.regex(err?.message ?? '', /"web\.1" and "WEB_1" are the same subject token "web_1"/);
+  t.throws(() => authUsers([], 'REZOLUS', fixed), { instanceOf: ConfigError, message: /no hosts given/ });
+});
+
+test('hosts come from --hosts and --hosts-file, without globs or repeats', (t) => {
+  const file = join(TMP, 'hosts.txt');
+  writeFileSync(file, '# fleet\nweb-2\n\ndb-1  # primary\nweb-1\n');
+  t.deepEqual(hostList({ hosts: 'web-1, web-2', hostsFile: file }), ['web-1', 'web-2', 'db-1']);
+  t.throws(() => hostList({ hosts: 'web-*' }), { instanceOf: ConfigError, message: /"web-\*" is not a host name/ });
+  t.throws(() => hostList({ hostsFile: join(TMP, 'missing') }), { instanceOf: ConfigError, message: /--hosts-file .*missing: cannot read it \(ENOENT\)/ });
+});
+
+test('--nkeys writes one 0600 seed per user and never overwrites one', (t) => {
+  const dir = join(TMP, 'seeds');
+  const out = runNatsAuth({ hosts: 'web-1', nkeys: true, secretsDir: dir, stream: 'REZOLUS' });
+  const seed = readFileSync(join(dir, 'agent-web-1.nk'), 'utf8').trim();
+  t.regex(seed, /^SU[A-Z2-7]{56}$/);
+  t.is(statSync(join(dir, 'agent-web-1.nk')).mode & 0o777, 0o600);
+  t.false(out.config.includes(seed), 'the seed stays out of the server config');
+  t.regex(out.config, /\{ nkey: "U[A-Z2-7]{55}", permissions/);
+  t.regex(out.summary, /agent-web-1: .*agent-web-1\.nk/);
+  t.throws(() => runNatsAuth({ hosts: 'web-1', nkeys: true, secretsDir: dir, stream: 'REZOLUS' }), { instanceOf: ConfigError, message: /agent-web-1\.nk \(it exists/ });
+  t.throws(() => runNatsAuth({ hosts: 'web-1', nkeys: true, stream: 'REZOLUS' }), { instanceOf: ConfigError, message: /--nkeys needs --secrets-dir/ });
+});
+
+test('passwords are random and differ per user', (t) => {
+  const a = runNatsAuth({ hosts: 'web-1,web-2', nkeys: false, stream: 'REZOLUS' }).config;
+  const pw = [...a.matchAll(/password: "([^"]+)"/g)].map((m) => m[1]);
+  t.is(pw.length, 6);
+  t.is(new Set(pw).size, 6);
+  for (const p of pw) t.true((p ?? '').length >= 24);
+});
