@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { metricsSubject, frameMsgId, hostToken } from '../bus/subjects.js';
+import { metricsSubject, frameMsgIdPrefix, hostToken } from '../bus/subjects.js';
 import { encodeFrame } from '../frame/codec.js';
 import { describe, sameLayout, type EncodedDescriptor } from '../frame/descriptor.js';
 import type {
@@ -10,7 +10,8 @@ import { msToNextTick, nowNs } from './clock.js';
 
 /** Where frames and descriptors go: the Publisher on a live bus, a plain collector in tests. */
 export interface FrameSink {
-  publishFrame(subject: string, data: Uint8Array, msgId: string): void;
+  /** a frame whose Nats-Msg-Id is `idPrefix + seq` (frameMsgId) */
+  publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void;
   putDescriptor(key: string, value: string): void;
   stats: PublishStats;
 }
@@ -38,6 +39,8 @@ export interface SamplerStatus extends SamplerStats {
   /** size of the last frame and its series count (bytes per series is the wire figure we track) */
   readonly lastFrameBytes: number;
   readonly lastSeries: number;
+  /** sequence number of the last frame made (frames made so far by this instance) */
+  readonly seq: number;
 }
 
 export interface AgentOptions {
@@ -64,6 +67,9 @@ interface Runtime {
   sampler: Sampler | undefined;
   status: SamplerState;
   busy: Promise<void> | undefined;
+  /** its frames' subject and Nats-Msg-Id prefix: one string each, shared by every frame it buffers */
+  readonly subject: string;
+  readonly idPrefix: string;
   seq: number;
   lastPoints: readonly Point[];
   descriptor: EncodedDescriptor | undefined;
@@ -98,6 +104,8 @@ export class Agent implements AgentIntrospection {
       sampler: undefined,
       status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: s.reason ?? 'disabled in config' },
       busy: undefined,
+      subject: metricsSubject(hostToken(o.host), s.definition.name),
+      idPrefix: frameMsgIdPrefix(o.host, s.definition.name, o.instance),
       seq: 0,
       lastPoints: [],
       descriptor: undefined,
@@ -166,6 +174,7 @@ export class Agent implements AgentIntrospection {
       overruns: r.overruns,
       lastFrameBytes: r.lastFrameBytes,
       lastSeries: r.lastSeries,
+      seq: r.seq,
     }));
   }
 
@@ -281,7 +290,7 @@ export class Agent implements AgentIntrospection {
     );
     r.lastFrameBytes = data.byteLength;
     r.lastSeries = points.length;
-    this.o.sink.publishFrame(metricsSubject(this.host, name), data, frameMsgId(this.host, name, this.o.instance, r.seq));
+    this.o.sink.publishFrame(r.subject, data, r.idPrefix, r.seq);
   }
 
   private setStatus(r: Runtime, s: SamplerState): void {

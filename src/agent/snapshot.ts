@@ -29,9 +29,9 @@ export class SnapshotSink implements FrameSink {
     return this.#next.stats;
   }
 
-  publishFrame(subject: string, data: Uint8Array, msgId: string): void {
+  publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     this.#latest.set(subject, data);
-    this.#next.publishFrame(subject, data, msgId);
+    this.#next.publishFrame(subject, data, idPrefix, seq);
   }
 
   putDescriptor(key: string, value: string): void {

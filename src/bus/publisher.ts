@@ -6,7 +6,7 @@ import { PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
-  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly msgId: string }
+  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly idPrefix: string; readonly seq: number }
   | { readonly kind: 'kv'; readonly key: string; readonly value: string };
 
 type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean };
@@ -41,6 +41,14 @@ export interface PublisherOptions {
 }
 
 const MAX_BACKOFF_MS = 1000;
+
+/**
+ * What a queued item costs beyond its payload (the item object, the view
+ * on the frame's bytes, the queue slot and the allocator's slack), so that
+ * [buffer] max_bytes bounds the agent's memory rather than only the frame
+ * bytes. Measured with test/bench/failover.ts (agent RSS at a full buffer).
+ */
+export const ITEM_OVERHEAD_BYTES = 256;
 
 /**
  * Publishes in order through a bounded buffer. The NATS client drops what is
@@ -81,12 +89,18 @@ export class Publisher {
     this.acks = new AckedPublisher(o.nc, o.timeoutMs ?? 2000);
   }
 
-  publishFrame(subject: string, data: Uint8Array, msgId: string): void {
-    this.push({ kind: 'frame', subject, data, msgId }, data.byteLength + subject.length + msgId.length);
+  /**
+   * Queues a frame whose Nats-Msg-Id is `idPrefix + seq`. The prefix and
+   * subject are one string per sampler run, shared by its frames: a
+   * buffered frame costs its bytes plus ITEM_OVERHEAD_BYTES of bookkeeping,
+   * and that is what max_bufferBytes counts.
+   */
+  publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
+    this.push({ kind: 'frame', subject, data, idPrefix, seq }, data.byteLength + ITEM_OVERHEAD_BYTES);
   }
 
   putDescriptor(key: string, value: string): void {
-    this.push({ kind: 'kv', key, value }, value.length + key.length);
+    this.push({ kind: 'kv', key, value }, value.length + key.length + ITEM_OVERHEAD_BYTES);
   }
 
   /** Resolves true when everything queued so far is acked, false after timeoutMs. */
@@ -254,7 +268,7 @@ export class Publisher {
       this.stats.descriptorsPut++;
       return;
     }
-    const ack = await this.acks.publish(item.subject, item.data, item.msgId);
+    const ack = await this.acks.publish(item.subject, item.data, `${item.idPrefix}${item.seq}`);
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
   }

@@ -97,5 +97,10 @@ export function hostSelector(pattern: string): ((token: string) => boolean) | un
 
 /** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */
 export function frameMsgId(host: string, sampler: string, instance: number, seq: number): string {
-  return `${hostToken(host)}.${sampler}.${instance.toString(16)}.${seq}`;
+  return `${frameMsgIdPrefix(host, sampler, instance)}${seq}`;
+}
+
+/** frameMsgId without the seq: one string per sampler run, so a buffered frame keeps only its seq. */
+export function frameMsgIdPrefix(host: string, sampler: string, instance: number): string {
+  return `${hostToken(host)}.${sampler}.${instance.toString(16)}.`;
 }

@@ -43,7 +43,7 @@ export const AGENT_SPEC: FileSpec = {
   buffer: {
     doc: 'Frames waiting for a JetStream ack (the agent keeps publishing through NATS outages).',
     keys: {
-      max_bytes: { type: 'size', default: '64MiB', doc: 'When full, the oldest unacked frames are dropped and counted (rezolus_publish_dropped).' },
+      max_bytes: { type: 'size', default: '64MiB', doc: 'Bound of the frames kept while NATS is away, each counted as its bytes plus 256 bytes of bookkeeping; the agent\'s RSS grows by about twice this when it is full (test/bench/failover.ts). When full, the oldest unacked frames are dropped and counted (rezolus_publish_dropped).' },
     },
   },
   kernel: {

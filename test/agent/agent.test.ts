@@ -22,8 +22,8 @@ class CollectingSink implements FrameSink {
   readonly events: SinkEvent[] = [];
   stats: PublishStats = { published: 0, dropped: 0, retries: 0, buffered: 0, bufferedBytes: 0 };
 
-  publishFrame(subject: string, data: Uint8Array, msgId: string): void {
-    this.events.push({ kind: 'frame', subject, data, msgId });
+  publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
+    this.events.push({ kind: 'frame', subject, data, msgId: `${idPrefix}${seq}` });
     this.stats = { ...this.stats, published: this.stats.published + 1 };
   }
 

@@ -46,7 +46,7 @@ test.serial('a broker crash loses nothing that fits the buffer, stores each fram
   publisher.putDescriptor('0123456789abcdef', '{"v":1}');
   const N = 150;
   for (let i = 1; i <= N; i++) {
-    publisher.publishFrame(subject, frame(i), `h1.cpu_usage.1.${i}`);
+    publisher.publishFrame(subject, frame(i), 'h1.cpu_usage.1.', i);
     if (i === 50) server = await server.crashAndRestart(800); // frames keep coming while the server is down
     await new Promise((r) => setTimeout(r, 10));
   }
@@ -65,16 +65,16 @@ test.serial('a broker crash loses nothing that fits the buffer, stores each fram
 
 test.serial('when the buffer overflows during an outage the oldest frames go, counted, the rest arrive in order', async (t) => {
   let server = await startTestNats();
-  const { nc, publisher } = await setup(server, 64 * 1024);
+  const { nc, publisher } = await setup(server, 256 * 1024);
   const subject = 'rezolus.metrics.h2.cpu_usage';
-  publisher.publishFrame(subject, frame(0), 'h2.cpu_usage.1.0');
+  publisher.publishFrame(subject, frame(0), 'h2.cpu_usage.1.', 0);
   t.true(await publisher.flush(5000));
   server.process.kill('SIGKILL');
   await new Promise((r) => server.process.once('exit', r));
-  // 2000 frames of ~100 bytes each do not fit 64 KiB
-  for (let i = 1; i <= 2000; i++) publisher.publishFrame(subject, frame(i), `h2.cpu_usage.1.${i}`);
+  // 2000 frames of 64 bytes (+ ITEM_OVERHEAD_BYTES each) do not fit 256 KiB
+  for (let i = 1; i <= 2000; i++) publisher.publishFrame(subject, frame(i), 'h2.cpu_usage.1.', i);
   t.true(publisher.stats.dropped > 1000);
-  t.true(publisher.stats.bufferedBytes <= 64 * 1024 + 200);
+  t.true(publisher.stats.bufferedBytes <= 256 * 1024 + 400);
   server = await startTestNats(server.port, server.dataDir);
   t.true(await publisher.flush(30_000));
   const stored = await storedPayloads(nc, subject);
@@ -97,7 +97,7 @@ test.serial('frames published before any stream exists are retried until one doe
   const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
   const publisher = new Publisher({ nc, descriptors, maxBufferBytes: 1024 * 1024, log, timeoutMs: 500 });
   const subject = 'rezolus.metrics.h3.cpu_usage';
-  for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), `h3.cpu_usage.1.${i}`);
+  for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), 'h3.cpu_usage.1.', i);
   await new Promise((r) => setTimeout(r, 400));
   t.true(publisher.stats.retries > 0, 'no stream: the server answers 503 and the frame is retried');
   t.is(publisher.stats.published, 0);
@@ -113,8 +113,8 @@ test.serial('a failure followed by successes in the same window still gets retri
   const server = await startTestNats();
   const { nc, publisher } = await setup(server, 1024 * 1024);
   // nothing captures "late.*" yet: that publish fails at once (503) while the frames behind it succeed
-  publisher.publishFrame('late.one', frame(1), 'late.one.1');
-  for (let i = 1; i <= 5; i++) publisher.publishFrame('rezolus.metrics.h4.cpu_usage', frame(i), `h4.cpu_usage.1.${i}`);
+  publisher.publishFrame('late.one', frame(1), 'late.one.', 1);
+  for (let i = 1; i <= 5; i++) publisher.publishFrame('rezolus.metrics.h4.cpu_usage', frame(i), 'h4.cpu_usage.1.', i);
   await new Promise((r) => setTimeout(r, 300));
   t.is(publisher.stats.published, 5);
   await (await jetstreamManager(nc)).streams.add({ name: 'LATE', subjects: ['late.*'] });
