@@ -1,0 +1,123 @@
+/**
+ * A 3-node JetStream cluster on loopback, started from the documented
+ * config/cluster/n{1,2,3}.conf with only ports, route hosts and store dirs
+ * replaced, so the test proves the files users copy.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { freePort, natsAnswers } from '../../src/up/nats-server.js';
+import { NATS_SERVER_BIN } from './nats.js';
+
+const DIR_PREFIX = join(tmpdir(), 'rezolus-cluster-test-');
+
+/** Kills cluster nodes orphaned by an earlier run killed before its cleanup (only ours: config under DIR_PREFIX). */
+function reapOrphans(): void {
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
+      const config = cmd[cmd.indexOf('-c') + 1] ?? '';
+      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && config.startsWith(DIR_PREFIX)) {
+        process.kill(Number(pid), 'SIGKILL');
+        rmSync(dirname(config), { recursive: true, force: true });
+      }
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+}
+reapOrphans();
+
+export interface ClusterNode {
+  readonly name: string;
+  readonly port: number;
+  readonly configFile: string;
+  process: ChildProcess;
+}
+
+export interface TestCluster {
+  readonly nodes: readonly ClusterNode[];
+  /** all three client URLs, comma-separated (what [nats] url takes) */
+  readonly url: string;
+  node(name: string): ClusterNode;
+  kill(name: string): Promise<void>;
+  restart(name: string): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The documented node config with this machine's ports and paths. */
+export function localConfig(text: string, o: { port: number; httpPort: number; routePort: number; routePorts: readonly number[]; storeDir: string }): string {
+  const out = text
+    .replace(/^listen: .*$/m, `listen: 127.0.0.1:${o.port}`)
+    .replace(/^http: .*$/m, `http: 127.0.0.1:${o.httpPort}`)
+    .replace(/store_dir: .*$/m, `store_dir: ${JSON.stringify(o.storeDir)}`)
+    .replace(/^(\s+)listen: .*$/m, `$1listen: 127.0.0.1:${o.routePort}`)
+    .replace(/nats-route:\/\/nats-(\d):6222/g, (_m, i: string) => `nats-route://127.0.0.1:${o.routePorts[Number(i) - 1] ?? 0}`);
+  for (const port of [o.port, o.httpPort, o.routePort]) if (!out.includes(`:${port}`)) throw new Error(`config/cluster: could not place port ${port}`);
+  return out;
+}
+
+async function waitListening(port: number, child: ChildProcess, ms: number): Promise<void> {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`nats-server exited with ${child.exitCode}`);
+    if (await natsAnswers('127.0.0.1', port, 200)) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`nats-server on ${port} did not answer within ${ms} ms`);
+}
+
+export async function startCluster(): Promise<TestCluster> {
+  const dir = mkdtempSync(DIR_PREFIX);
+  const ports = await Promise.all([0, 1, 2].map(() => freePort()));
+  const routePorts = await Promise.all([0, 1, 2].map(() => freePort()));
+  const httpPorts = await Promise.all([0, 1, 2].map(() => freePort()));
+  const nodes: ClusterNode[] = [];
+  const launch = (node: Omit<ClusterNode, 'process'>): ChildProcess =>
+    spawn(NATS_SERVER_BIN, ['-c', node.configFile, '-l', join(dir, `${node.name}.log`)], { stdio: 'ignore' });
+  for (let i = 0; i < 3; i++) {
+    const name = `n${i + 1}`;
+    const storeDir = join(dir, name);
+    mkdirSync(storeDir);
+    const text = readFileSync(join(ROOT, 'config', 'cluster', `${name}.conf`), 'utf8');
+    const configFile = join(dir, `${name}.conf`);
+    writeFileSync(configFile, localConfig(text, { port: ports[i] as number, httpPort: httpPorts[i] as number, routePort: routePorts[i] as number, routePorts, storeDir }));
+    const base = { name, port: ports[i] as number, configFile };
+    nodes.push({ ...base, process: launch(base) });
+  }
+  const self: TestCluster = {
+    nodes,
+    url: nodes.map((n) => `nats://127.0.0.1:${n.port}`).join(','),
+    node(name) {
+      const n = nodes.find((x) => x.name === name);
+      if (n === undefined) throw new Error(`no node ${name}`);
+      return n;
+    },
+    async kill(name) {
+      const n = self.node(name);
+      if (n.process.exitCode !== null || n.process.signalCode !== null) return;
+      n.process.kill('SIGKILL');
+      await new Promise((r) => n.process.once('exit', r));
+    },
+    async restart(name) {
+      const n = self.node(name);
+      await self.kill(name);
+      n.process = launch(n);
+      await waitListening(n.port, n.process, 10_000);
+    },
+    async dispose() {
+      for (const n of nodes) await self.kill(n.name);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    for (const n of nodes) await waitListening(n.port, n.process, 10_000);
+  } catch (error) {
+    await self.dispose();
+    throw error;
+  }
+  return self;
+}

@@ -1,0 +1,73 @@
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { retryOnTimeout } from '../../src/bus/retry.js';
+import { decodeFrame } from '../../src/frame/codec.js';
+
+/** The header of one stored frame, as the stream holds it. */
+export interface StoredFrame {
+  readonly subject: string;
+  readonly sampler: string;
+  readonly instance: number;
+  readonly seq: number;
+  readonly beginNs: bigint;
+  /** the stream's own sequence number */
+  readonly streamSeq: number;
+}
+
+/** Every frame in the stream, in stream order, read with an ordered consumer. */
+export async function readStoredFrames(nc: NatsConnection, stream = 'REZOLUS'): Promise<StoredFrame[]> {
+  const info = await (await jetstreamManager(nc)).streams.info(stream);
+  if (info.state.messages === 0) return [];
+  const consumer = await retryOnTimeout(() => jetstream(nc).consumers.get(stream));
+  const out: StoredFrame[] = [];
+  const it = await consumer.consume({ max_messages: 2000 });
+  try {
+    for await (const m of it) {
+      const f = decodeFrame(m.data);
+      out.push({ subject: m.subject, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, streamSeq: m.seq });
+      if (m.info.pending === 0) break;
+    }
+  } finally {
+    await it.close();
+  }
+  return out;
+}
+
+export interface SeqAudit {
+  /** sampler -> highest seq stored */
+  readonly last: Map<string, number>;
+  /** sampler -> seqs in 1..last that are not stored */
+  readonly missing: Map<string, number[]>;
+  /** sampler -> seqs stored more than once */
+  readonly duplicates: Map<string, number[]>;
+  readonly totalMissing: number;
+  readonly totalDuplicates: number;
+}
+
+/** Checks the seqs of one agent instance: each of 1..last present exactly once, per sampler. */
+export function auditSeqs(frames: readonly StoredFrame[], instance: number): SeqAudit {
+  const seen = new Map<string, Map<number, number>>();
+  for (const f of frames) {
+    if (f.instance !== instance) continue;
+    const s = seen.get(f.sampler) ?? new Map<number, number>();
+    s.set(f.seq, (s.get(f.seq) ?? 0) + 1);
+    seen.set(f.sampler, s);
+  }
+  const last = new Map<string, number>();
+  const missing = new Map<string, number[]>();
+  const duplicates = new Map<string, number[]>();
+  let totalMissing = 0;
+  let totalDuplicates = 0;
+  for (const [sampler, counts] of seen) {
+    const max = Math.max(...counts.keys());
+    last.set(sampler, max);
+    const gone: number[] = [];
+    for (let q = 1; q <= max; q++) if (!counts.has(q)) gone.push(q);
+    const twice = [...counts].filter(([, n]) => n > 1).map(([q]) => q);
+    missing.set(sampler, gone);
+    duplicates.set(sampler, twice);
+    totalMissing += gone.length;
+    totalDuplicates += twice.length;
+  }
+  return { last, missing, duplicates, totalMissing, totalDuplicates };
+}
