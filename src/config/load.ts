@@ -3,6 +3,16 @@ import { parse as parseToml } from 'smol-toml';
 import { ConfigError } from '../errors.js';
 import { defaultValue, validateValue, type ConfigValue, type FileSpec, type SectionSpec } from './schema.js';
 
+/**
+ * smol-toml's message carries a code frame over several lines; an error
+ * that a user reads in a log must be one line: the problem and where.
+ */
+function tomlProblem(error: unknown): string {
+  const e = error as { message?: string; line?: unknown; column?: unknown };
+  const first = (e.message ?? String(error)).split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? '';
+  return typeof e.line === 'number' && typeof e.column === 'number' ? `${first} at line ${e.line}, column ${e.column}` : first;
+}
+
 export type Section = Readonly<Record<string, ConfigValue>>;
 
 export interface LoadedFile {
@@ -40,7 +50,7 @@ export function loadConfig(
     try {
       doc = parseToml(text) as Record<string, unknown>;
     } catch (error) {
-      throw new ConfigError(`${path} is not valid TOML: ${(error as Error).message}`, { cause: error });
+      throw new ConfigError(`${path} is not valid TOML: ${tomlProblem(error)}`, { cause: error });
     }
   }
   for (const name of Object.keys(doc)) {
