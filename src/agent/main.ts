@@ -49,6 +49,16 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
 
 async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Promise<RunningAgent> {
   const jsm = await jetstreamManager(nc).catch((error: unknown) => {
+    const inbox = /Permissions Violation for Subscription to "([^"]*)"/i.exec(String(error));
+    if (inbox !== null) {
+      // the first request needs a reply inbox, and a per-host user may use only its own (_INBOX_<host>)
+      throw new RezolusError(
+        'NATS_PERMISSION',
+        `this NATS user may not receive replies on ${inbox[1] ?? 'its inbox'} (the inbox of host "${hostToken(config.host)}"): ` +
+          'is --host / [general] host the host this user was made for by rezolus nats-auth? (or set [nats] inbox_prefix)',
+        { cause: error },
+      );
+    }
     throw new RezolusError('JETSTREAM_UNAVAILABLE', `NATS at ${config.natsUrl} has no JetStream (start nats-server with -js): ${String(error)}`, { cause: error });
   });
   await ensureStream(jsm, config.stream, log.child({ component: 'stream' }));

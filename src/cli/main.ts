@@ -359,6 +359,13 @@ async function recordMode(flags: Flags): Promise<number> {
         `${plural(summary.frames, 'frame')}, ${formatBytes(summary.bytes)}\n`,
     );
   }
+  const contested = summary.rowStats?.contested ?? 0;
+  if (contested > 0) {
+    process.stderr.write(
+      `rezolus record: ${plural(contested, 'frame')} of a second agent run publishing for the same host while the first was live left out ` +
+        '(two agents with one --host?); each host keeps the run heard first until it goes quiet\n',
+    );
+  }
   if (!summary.written) {
     // a typo in a host name should not look like a recording, nor replace one; a signal's or a command's status stays
     const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;

@@ -32,6 +32,8 @@ export interface DumpResult {
   readonly written: boolean;
   /** messages of the window left out, by reason (bus/subscribe.ts) */
   readonly skipped: SkipStats;
+  /** frames of a second agent run for a host that was live with another one, left out */
+  readonly contested: number;
   readonly trigger: string;
   readonly startedAt: string;
   readonly ms: number;
@@ -115,7 +117,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     );
     const s = await rec.done;
     dumps++;
-    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: { ...s.skipped }, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
+    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: { ...s.skipped }, contested: s.rowStats?.contested ?? 0, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
     log.info(last, 'dump written');
     return last;
   };

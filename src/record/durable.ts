@@ -242,7 +242,7 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
     const hostsInStream = s.written ? undefined : await streamHosts(nc, stream);
     await deleteDurable(nc, stream, name);
     spool.remove();
-    return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped, hostsInStream };
+    return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped, rowStats: s.rowStats, hostsInStream };
   })().finally(async () => {
     spool.close();
     release();

@@ -21,6 +21,7 @@ import { checkLookback, replayFrames } from '../bus/replay.js';
 import { emptySkipStats, subscribeFrames, type LiveSubscription, type SkipStats } from '../bus/subscribe.js';
 import { VERSION } from '../version.js';
 import type { SinkProgress } from './sink.js';
+import type { RowStats } from './rows.js';
 import { RecordingWriter } from './write.js';
 import { pollSnapshots, snapshotUrl } from './poll.js';
 import { closeBus, streamHosts } from './nats.js';
@@ -55,6 +56,8 @@ export interface RecordSummary {
   /** false when nothing was recorded: no file was written (an existing one is untouched) */
   readonly written: boolean;
   readonly skipped: SkipStats;
+  /** frames resampling left out (contested: a second agent claiming a host) or moved to a later row */
+  readonly rowStats?: RowStats | undefined;
   /** when nothing was recorded from the bus: the hosts the stream has (to point at a typo) */
   readonly hostsInStream?: readonly string[];
 }
@@ -139,7 +142,7 @@ function newWriter(config: RecordConfig, log: Logger, stop: () => void): Recordi
 }
 
 function summarize(s: Awaited<ReturnType<RecordingWriter['finish']>>, skipped: SkipStats): RecordSummary {
-  return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped };
+  return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped, rowStats: s.rowStats };
 }
 
 /** The seeds' form: poll an agent's snapshot URL at the interval. */

@@ -11,11 +11,16 @@
  * Odd frames (frames that carry their run and seq; see RowStats):
  * - per (host, sampler), a frame whose seq is not above the last one taken
  *   from the same agent run (a duplicate, or an older frame after a
- *   reconnect) is dropped, and so is a late frame of a run that another run
- *   has replaced since (a restart replaces a run; the replaced one never
- *   comes back): a row never goes back to older values;
- * - a new run (agent restart, seq from 1 again) is taken as it comes: its
- *   counters start again from their new values;
+ *   reconnect) is dropped: a row never goes back to older values;
+ * - another run (an agent restart, seq from 1 again; or a second agent
+ *   claiming the host) takes the (host, sampler) over when the current run
+ *   has gone quiet: its frame ends more than two of the current run's
+ *   intervals (at least 2 s) after the current run's last one, or it is
+ *   the third frame in a row of that run with none of the current run in
+ *   between (a restarted host whose clock went back). Until then its frames
+ *   are dropped as contested, so two live agents on one host never mix and
+ *   the first keeps the host; the new run's counters start again from their
+ *   new values;
  * - a host's row times only go forward, and no boundary gets two rows: a
  *   frame that ends at or before a boundary already passed (it came later
  *   than the lag, or the agent's clock stepped back) cannot change that
@@ -48,18 +53,27 @@ export interface RowStats {
   outOfOrder: number;
   /** taken into the host's next row: they ended at or before a boundary already passed */
   late: number;
-  /** a (host, sampler) switched to a new agent run */
+  /** a (host, sampler) switched to another agent run */
   restarts: number;
+  /** dropped: a frame of another run while the current run is live (two agents claiming one host) */
+  contested: number;
 }
 
-/** Runs remembered as replaced per (host, sampler). */
-const REPLACED_RUNS = 4;
+/** Frames in a row of another run, none of the current one between, that take a (host, sampler) over. */
+const TAKEOVER_FRAMES = 3;
+/** Quiet time of the current run after which another run takes over at once: this many intervals, at least MIN_QUIET_NS. */
+const QUIET_INTERVALS = 2n;
+const MIN_QUIET_NS = 2_000_000_000n;
 
 interface Source {
   instance: number;
   seq: number;
-  /** runs this one replaced, most recent last */
-  readonly replaced: number[];
+  /** end of the current run's last frame, and the spacing of its last two */
+  endNs: bigint;
+  spacingNs: bigint;
+  /** another run heard since the current run's last frame, and how many frames in a row */
+  candidate: number | undefined;
+  candidateFrames: number;
 }
 
 /** A frame with its arrival order: of two frames of a sampler, the later taken is the newer. */
@@ -81,7 +95,7 @@ interface HostState<F> {
 }
 
 export class RowBuilder<F extends TimedFrame> {
-  readonly stats: RowStats = { outOfOrder: 0, late: 0, restarts: 0 };
+  readonly stats: RowStats = { outOfOrder: 0, late: 0, restarts: 0, contested: 0 };
   readonly #intervalNs: bigint;
   readonly #lagNs: bigint;
   readonly #hosts = new Map<string, HostState<F>>();
@@ -109,10 +123,7 @@ export class RowBuilder<F extends TimedFrame> {
       h = { latest: new Map(), pending: [], sources: new Map(), next: undefined, maxEndNs: frame.endNs };
       this.#hosts.set(frame.host, h);
     }
-    if (!this.#admit(h, frame)) {
-      this.stats.outOfOrder++;
-      return [];
-    }
+    if (!this.#admit(h, frame)) return [];
     const taken: Taken<F> = { frame, order: this.#order++ };
     if (h.next !== undefined && frame.endNs <= h.next - this.#intervalNs) {
       this.stats.late++;
@@ -133,24 +144,37 @@ export class RowBuilder<F extends TimedFrame> {
     return out.sort((a, b) => (a.timestampNs === b.timestampNs ? (a.host < b.host ? -1 : 1) : a.timestampNs < b.timestampNs ? -1 : 1));
   }
 
-  /** Whether a frame may be taken by the order rules (see the file comment). */
+  /** Whether a frame may be taken by the order rules (see the file comment); counts the ones that may not. */
   #admit(h: HostState<F>, f: F): boolean {
     if (f.instance === undefined || f.seq === undefined) return true;
     const s = h.sources.get(f.sampler);
     if (s === undefined) {
-      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, replaced: [] });
+      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0 });
       return true;
     }
     if (f.instance === s.instance) {
-      if (f.seq <= s.seq) return false;
+      if (f.seq <= s.seq) {
+        this.stats.outOfOrder++;
+        return false;
+      }
+      if (f.endNs > s.endNs) s.spacingNs = f.endNs - s.endNs;
       s.seq = f.seq;
+      s.endNs = f.endNs;
+      s.candidate = undefined;
+      s.candidateFrames = 0;
       return true;
     }
-    if (s.replaced.includes(f.instance)) return false;
-    s.replaced.push(s.instance);
-    if (s.replaced.length > REPLACED_RUNS) s.replaced.shift();
-    s.instance = f.instance;
-    s.seq = f.seq;
+    if (s.candidate === f.instance) s.candidateFrames++;
+    else {
+      s.candidate = f.instance;
+      s.candidateFrames = 1;
+    }
+    const quietNs = QUIET_INTERVALS * s.spacingNs > MIN_QUIET_NS ? QUIET_INTERVALS * s.spacingNs : MIN_QUIET_NS;
+    if (f.endNs - s.endNs <= quietNs && s.candidateFrames < TAKEOVER_FRAMES) {
+      this.stats.contested++;
+      return false;
+    }
+    h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0 });
     this.stats.restarts++;
     return true;
   }

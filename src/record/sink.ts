@@ -7,7 +7,7 @@
 import type { Descriptor } from '../frame/types.js';
 import { type RecordedFrame, GroupBuilder } from './group.js';
 import { MIN_ROW_GROUP, ParquetStream } from './parquet.js';
-import { RowBuilder, type Row } from './rows.js';
+import { RowBuilder, type Row, type RowStats } from './rows.js';
 
 /**
  * Rows per row group: 6 per host seen, within [600, 6000]. Small groups
@@ -41,6 +41,8 @@ export interface SinkSummary extends SinkProgress {
   readonly written: boolean;
   readonly columns: number;
   readonly hosts: readonly string[];
+  /** frames resampling left out or moved, by reason */
+  readonly rowStats: RowStats;
 }
 
 export class RecordingSink {
@@ -88,7 +90,7 @@ export class RecordingSink {
     this.#file.write(this.#group.take());
     if (this.#rowCount === 0) {
       this.#file.abort();
-      return { ...this.progress(), bytes: 0, output: this.#options.output, columns: 0, hosts: [], written: false };
+      return { ...this.progress(), bytes: 0, output: this.#options.output, columns: 0, hosts: [], written: false, rowStats: { ...this.#rows.stats } };
     }
     const hosts = [...this.#hosts].sort();
     await this.#file.finish({
@@ -98,7 +100,7 @@ export class RecordingSink {
       samplingIntervalMs: this.#options.intervalMs,
       descriptions: this.#describedColumns(),
     });
-    return { ...this.progress(), output: this.#options.output, columns: this.#file.columns, hosts, written: true };
+    return { ...this.progress(), output: this.#options.output, columns: this.#file.columns, hosts, written: true, rowStats: { ...this.#rows.stats } };
   }
 
   /** metric name -> description, for the metrics the file has columns of */

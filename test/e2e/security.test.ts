@@ -8,7 +8,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -117,6 +117,14 @@ test.serial('publishing as another host is refused, reported in the log and coun
   running.pop();
 });
 
+test.serial('another host\'s user with the default inbox: the agent stops at start and names the host mismatch', async (t) => {
+  // hosta's credentials claiming hostb: its replies would come on _INBOX_hostb, which hosta's user may not use
+  const error = await t.throwsAsync(runAgent(agentConfig('hostb', user('agent-hosta')), silentLogger()), { instanceOf: RezolusError });
+  t.is(error?.code, 'NATS_PERMISSION');
+  t.regex(error?.message ?? '', /may not receive replies on _INBOX_hostb\.\S* \(the inbox of host "hostb"\): is --host/);
+  t.false((error?.message ?? '').includes('has no JetStream'), 'not blamed on JetStream');
+});
+
 test.serial('an agent with an nkey user publishes its frames', async (t) => {
   const agent = await runAgent(agentConfig('hostb', security({ nkeySeedFile: seedFile })), silentLogger());
   running.push(agent);
@@ -219,16 +227,18 @@ test.serial('the consumer users read the stream; the hindsight user answers dump
   t.true(named.ok, JSON.stringify(named));
   t.is(named.output, join(dir, 'dumps', 'incident-42.parquet'));
   t.true(existsSync(join(dir, 'dumps', 'incident-42.parquet')));
-  for (const bad of ['../escape.parquet', join(dir, 'abs.parquet'), 'sub/../../escape.parquet']) {
+  // a symlinked subdirectory of the output directory must not lead a dump outside it either
+  symlinkSync(dir, join(dir, 'dumps', 'link'));
+  for (const bad of ['../escape.parquet', join(dir, 'abs.parquet'), 'sub/../../escape.parquet', 'link/escape.parquet']) {
     const r = await ask({ output: bad });
     t.false(r.ok, bad);
-    t.regex(r.error ?? '', /absolute path|outside the output directory/, bad);
+    t.regex(r.error ?? '', /absolute path|has a directory part/, bad);
   }
   t.false(existsSync(join(dir, 'escape.parquet')));
   t.false(existsSync(join(dir, 'abs.parquet')));
   const http = await hindsight.app.inject({ method: 'POST', url: '/dump', payload: { output: '../escape.parquet' } });
   t.is(http.statusCode, 400);
-  t.regex(http.json<{ error: string }>().error, /outside the output directory/);
+  t.regex(http.json<{ error: string }>().error, /has a directory part/);
   const abs = await hindsight.app.inject({ method: 'POST', url: '/dump', payload: { output: '/tmp/x.parquet' } });
   t.is(abs.statusCode, 400);
   t.regex(abs.json<{ error: string }>().error, /absolute path/);

@@ -85,26 +85,57 @@ test('a duplicate, and an older frame arriving after its row was written, are dr
     [2000, 'a', 300, undefined],
     [3000, 'a', 500, undefined],
   ]);
-  t.deepEqual(b.stats, { outOfOrder: 2, late: 0, restarts: 0 });
+  t.deepEqual(b.stats, { outOfOrder: 2, late: 0, restarts: 0, contested: 0 });
 });
 
-test('an agent restart (new run, seq from 1, counters from 0) is taken; a late frame of the replaced run is not', (t) => {
+test('an agent restart (new run, seq from 1, counters from 0) takes over once the old run is quiet; a late frame of the old run is not mixed in', (t) => {
   const b = new RowBuilder<Frame>(SECOND, 100n * MS);
   const rows = feed(b, [
     odd('cpu', 1, 1, 500, 100),
     odd('cpu', 1, 2, 1000, 200),
     odd('cpu', 1, 3, 1500, 300),
-    odd('cpu', 2, 1, 2000, 5),
-    odd('cpu', 2, 2, 2500, 15),
-    odd('cpu', 1, 4, 2600, 400), // the old run, late (or a second agent): never mixed into the new run's rows
-    odd('cpu', 2, 3, 3000, 25),
+    odd('cpu', 2, 1, 4000, 5), // 2.5 s after run 1's last frame: run 1 is gone, run 2 takes over at once
+    odd('cpu', 1, 4, 1600, 400), // run 1, late: contested
+    odd('cpu', 2, 2, 5000, 15),
   ]);
   t.deepEqual(summary(rows), [
     [1000, 'a', 200, undefined],
-    [2000, 'a', 5, undefined],
-    [3000, 'a', 25, undefined],
+    [2000, 'a', 300, undefined],
+    [4000, 'a', 5, undefined],
+    [5000, 'a', 15, undefined],
   ]);
-  t.deepEqual(b.stats, { outOfOrder: 1, late: 0, restarts: 1 });
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 1, contested: 1 });
+});
+
+test('a restart whose clock went back takes over on its third frame in a row, and rows wait until its time passes the last row', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 10_000, 100),
+    odd('cpu', 1, 2, 10_500, 200),
+    odd('cpu', 1, 3, 11_000, 300),
+    odd('cpu', 2, 1, 3000, 1), // earlier than run 1's last frame: not quiet by frame time
+    odd('cpu', 2, 2, 3500, 2),
+    odd('cpu', 2, 3, 4000, 3), // the third in a row: run 1 is gone
+    odd('cpu', 2, 4, 4500, 4),
+  ]);
+  // the 11 s row was still held back (lag) when run 2 took over: it carries run 2's newest value
+  t.deepEqual(summary(rows), [
+    [10_000, 'a', 100, undefined],
+    [11_000, 'a', 4, undefined],
+  ]);
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 2, restarts: 1, contested: 2 });
+});
+
+test('two live agents claiming one host: the first keeps it, the second\'s frames are counted as contested and never mixed in, also after it stops', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const frames: Frame[] = [];
+  for (let k = 1; k <= 6; k++) {
+    frames.push(odd('cpu', 1, k, k * 1000, k * 100));
+    if (k >= 2 && k <= 4) frames.push(odd('cpu', 2, k - 1, k * 1000 + 200, k)); // a second agent for 3 s
+  }
+  const rows = feed(b, frames);
+  t.deepEqual(summary(rows), [1, 2, 3, 4, 5, 6].map((k) => [k * 1000, 'a', k * 100, undefined]));
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 3 });
 });
 
 test('the clock steps back: no row twice, no row back in time; the newest values go into the next row', (t) => {
@@ -125,7 +156,7 @@ test('the clock steps back: no row twice, no row back in time; the newest values
     [12_000, 'a', 500, 8],
     [13_000, 'a', 500, 9],
   ]);
-  t.deepEqual(b.stats, { outOfOrder: 0, late: 2, restarts: 0 });
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 2, restarts: 0, contested: 0 });
   const times = rows.map((r) => r.timestampNs);
   t.deepEqual(times, [...new Set(times)].sort((x, y) => (x < y ? -1 : 1)), 'strictly increasing');
 });
