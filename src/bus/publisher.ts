@@ -245,13 +245,25 @@ export class Publisher {
   }
 
   /**
-   * A publish the server's permissions refused is dropped and counted, not
-   * retried: it would be refused again, and retrying it in order would hold
-   * every later frame behind it. Frames are cumulative, so once the
-   * permissions are fixed the next frame carries what this one had.
+   * A publish that can never succeed is dropped and counted, not retried:
+   * one the server's permissions refused (counted as refused), or one larger
+   * than the server's max_payload (counted as dropped). Retrying it in order
+   * would hold every later frame behind it. Frames are cumulative, so once
+   * the cause is fixed the next frame carries what this one had.
    */
   private refused(item: Item, error: unknown): boolean {
-    if (!(error instanceof PublishRefusedError) || item.kind !== 'frame') return false;
+    if (item.kind !== 'frame') return false;
+    if (error instanceof Error && /max_payload size exceeded/.test(error.message)) {
+      // It would never fit: retrying it in order would stall every later frame.
+      this.stats.dropped++;
+      this.acked(item);
+      this.o.log.error(
+        { subject: item.subject, bytes: item.data.byteLength, dropped: this.stats.dropped },
+        `a frame of ${item.data.byteLength} bytes for ${item.subject} is larger than the server's max_payload: dropped and counted (raise max_payload in nats-server, or fewer series per sampler)`,
+      );
+      return true;
+    }
+    if (!(error instanceof PublishRefusedError)) return false;
     this.stats.refused++;
     this.acked(item);
     const last = this.refusalLogged.get(item.subject);

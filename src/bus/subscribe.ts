@@ -110,6 +110,7 @@ export function subscribeFrames(
   const subjects = hostFilterSubjects(hosts);
   const selected = hostSelector(hosts);
   const guard = new SeqGuard();
+  let tail: Promise<unknown> = Promise.resolve();
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {
@@ -118,10 +119,15 @@ export function subscribeFrames(
           return;
         }
         if (selected !== undefined && !selected(subjectHostToken(msg.subject))) return;
-        frameOnSubject(msg.subject, msg.data, cache, skipped, guard).then(
-          (frame) => frame !== undefined && onFrame(frame, msg.data),
-          (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
-        );
+        // In arrival order, one after the other: a frame waiting for its descriptor from the
+        // bucket must not be overtaken by a later frame of its sampler whose descriptor is
+        // cached (the guard would then drop it as out of order, and onFrame see seqs go back).
+        tail = tail
+          .then(() => frameOnSubject(msg.subject, msg.data, cache, skipped, guard))
+          .then(
+            (frame) => frame !== undefined && onFrame(frame, msg.data),
+            (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
+          );
       },
     }),
   );

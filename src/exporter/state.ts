@@ -247,12 +247,13 @@ export class ExporterState {
     return out;
   }
 
-  /** Drops every (host, sampler) whose latest frame ended before `olderThanNs`; returns how many. */
+  /** Drops every (host, sampler) last heard from before `olderThanNs` (receive time, or frame time without it); returns how many. */
   forget(olderThanNs: bigint): number {
     let dropped = 0;
     for (const [key, track] of this.#tracks) {
-      const latest = track.frames[track.frames.length - 1];
-      if (latest === undefined || latest.endNs < olderThanNs) {
+      // by when it was last heard from (receive time when ingest was given it), so a host whose
+      // clock runs behind the exporter's is not forgotten at every scrape
+      if (track.frames.length === 0 || track.heardNs < olderThanNs) {
         this.#tracks.delete(key);
         dropped++;
       }

@@ -124,3 +124,19 @@ test.serial('a failure followed by successes in the same window still gets retri
   await nc.close();
   await server.dispose();
 });
+
+test.serial('a frame larger than the server max_payload is dropped and counted, not retried ahead of the frames behind it', async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  const subject = 'rezolus.metrics.h5.cpu_usage';
+  publisher.publishFrame(subject, frame(1), 'h5.cpu_usage.1.', 1);
+  publisher.publishFrame(subject, new Uint8Array(1024 * 1024 + 1), 'h5.cpu_usage.1.', 2);
+  for (let i = 3; i <= 10; i++) publisher.publishFrame(subject, frame(i), 'h5.cpu_usage.1.', i);
+  t.true(await publisher.flush(10_000), 'the frames behind the big one are not stalled');
+  t.deepEqual(await storedPayloads(nc, subject), [1, 3, 4, 5, 6, 7, 8, 9, 10]);
+  t.is(publisher.stats.dropped, 1);
+  t.is(publisher.stats.published, 9);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});

@@ -125,6 +125,16 @@ test('keys are (host, sampler); view is sorted by host then sampler', (t) => {
   ]);
 });
 
+test('forget goes by when a host was last heard from, not by its clock: a host 90 s behind stays', (t) => {
+  const s = new ExporterState();
+  const now = T0 + 1000n * SECOND;
+  // frames stamped 90 s behind the exporter's clock, received just now
+  s.ingest(frame('late-clock', 1, now - 90n * SECOND, 1, mem), now);
+  s.ingest(frame('quiet', 1, now - 90n * SECOND, 1, mem), now - 90n * SECOND);
+  t.is(s.forget(now - 60n * SECOND), 1, 'forget_after 60 s: only the host not heard from for 90 s goes');
+  t.deepEqual(seqs(s), [['late-clock/memory_meminfo', 1, undefined]]);
+});
+
 test('forget drops (host, sampler) pairs that stopped reporting', (t) => {
   const s = new ExporterState();
   s.ingest(frame('a', 1, T0, 1, mem));

@@ -55,7 +55,7 @@ export function localConfig(text: string, o: { port: number; httpPort: number; r
     .replace(/^http: .*$/m, `http: 127.0.0.1:${o.httpPort}`)
     .replace(/store_dir: .*$/m, `store_dir: ${JSON.stringify(o.storeDir)}`)
     .replace(/^(\s+)listen: .*$/m, `$1listen: 127.0.0.1:${o.routePort}`)
-    .replace(/nats-route:\/\/nats-(\d):6222/g, (_m, i: string) => `nats-route://127.0.0.1:${o.routePorts[Number(i) - 1] ?? 0}`);
+    .replace(/nats-route:\/\/([^@\s]+@)?nats-(\d):6222/g, (_m, auth: string | undefined, i: string) => `nats-route://${auth ?? ''}127.0.0.1:${o.routePorts[Number(i) - 1] ?? 0}`);
   for (const port of [o.port, o.httpPort, o.routePort]) if (!out.includes(`:${port}`)) throw new Error(`config/cluster: could not place port ${port}`);
   return out;
 }
