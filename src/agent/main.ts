@@ -69,6 +69,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   const publisher = new Publisher({
     nc,
     descriptors,
+    host: config.host,
     maxBufferBytes: config.bufferMaxBytes,
     log: log.child({ component: 'publisher' }),
   });

@@ -2,8 +2,11 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { hashDescriptorJson, parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
+import { descriptorKey } from './subjects.js';
 
 const HASH = /^[0-9a-f]{16}$/;
+/** a host token as subjects carry it (hostToken) */
+const HOST = /^[a-z0-9_-]+$/;
 /** Misses remembered at most (frames with ever new unknown hashes must not grow memory). */
 const MAX_MISSING = 10_000;
 
@@ -27,37 +30,44 @@ export class DescriptorCache {
     return this.known.size;
   }
 
-  /** The descriptor, or undefined when the hash is malformed, absent from the bucket or its content is invalid. */
-  async resolve(hash: string): Promise<Descriptor | undefined> {
+  /**
+   * The descriptor of a frame of `host`, or undefined when the hash is
+   * malformed, absent from the bucket or its content is invalid. Looked up
+   * under the host's own key (descriptorKey), then under the bare hash (the
+   * layout of older agents). Content is checked against the hash, so a
+   * descriptor found once serves every host that uses the same hash.
+   */
+  async resolve(hash: string, host: string): Promise<Descriptor | undefined> {
     const hit = this.known.get(hash);
     if (hit !== undefined) return hit;
-    if (!HASH.test(hash)) return undefined;
-    const missedAt = this.missing.get(hash);
+    if (!HASH.test(hash) || !HOST.test(host)) return undefined;
+    const key = descriptorKey(host, hash);
+    const missedAt = this.missing.get(key);
     if (missedAt !== undefined && Date.now() - missedAt < this.retryMissingMs) return undefined;
-    let p = this.pending.get(hash);
+    let p = this.pending.get(key);
     if (p === undefined) {
-      p = this.fetch(hash).finally(() => this.pending.delete(hash));
-      this.pending.set(hash, p);
+      p = this.fetch(hash, key).finally(() => this.pending.delete(key));
+      this.pending.set(key, p);
     }
     return p;
   }
 
-  private async fetch(hash: string): Promise<Descriptor | undefined> {
+  private async fetch(hash: string, key: string): Promise<Descriptor | undefined> {
     try {
-      const entry = await this.kv.get(hash);
+      const entry = (await this.kv.get(key)) ?? (await this.kv.get(hash));
       if (entry === null || entry.value.length === 0) {
-        this.#miss(hash);
+        this.#miss(key);
         return undefined;
       }
       const json = entry.string();
       if (hashDescriptorJson(json) !== hash) throw new Error('content does not match its hash');
       const d = parseDescriptor(json);
       this.known.set(hash, d);
-      this.missing.delete(hash);
+      this.missing.delete(key);
       return d;
     } catch (error) {
-      this.log.warn({ descriptor: hash, error: String(error) }, 'unusable descriptor');
-      this.#miss(hash);
+      this.log.warn({ descriptor: key, error: String(error) }, 'unusable descriptor');
+      this.#miss(key);
       return undefined;
     }
   }

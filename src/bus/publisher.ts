@@ -2,6 +2,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
+import { DESCRIPTOR_BUCKET, descriptorKey } from './subjects.js';
 import { PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
@@ -22,7 +23,7 @@ export interface PublisherStats {
   dropped: number;
   /** failed attempts that were retried */
   retries: number;
-  /** frames the server's permissions refused (another host's subject): dropped, not retried */
+  /** frames and descriptors the server's permissions refused (another host's subject or key): dropped, not retried */
   refused: number;
   /** items waiting for an ack (frames and descriptors) */
   buffered: number;
@@ -32,6 +33,8 @@ export interface PublisherStats {
 export interface PublisherOptions {
   readonly nc: NatsConnection;
   readonly descriptors: KV;
+  /** the agent's host: descriptors go under `<host>.<hash>` (descriptorKey) */
+  readonly host: string;
   readonly maxBufferBytes: number;
   readonly log: Logger;
   /** per-attempt ack timeout */
@@ -99,8 +102,9 @@ export class Publisher {
     this.push({ kind: 'frame', subject, data, idPrefix, seq }, data.byteLength + ITEM_OVERHEAD_BYTES);
   }
 
-  putDescriptor(key: string, value: string): void {
-    this.push({ kind: 'kv', key, value }, value.length + key.length + ITEM_OVERHEAD_BYTES);
+  /** Queues a descriptor, put in the bucket under descriptorKey(host, hash). */
+  putDescriptor(hash: string, value: string): void {
+    this.push({ kind: 'kv', key: hash, value }, value.length + hash.length + ITEM_OVERHEAD_BYTES);
   }
 
   /** Resolves true when everything queued so far is acked, false after timeoutMs. */
@@ -252,9 +256,7 @@ export class Publisher {
    * the cause is fixed the next frame carries what this one had.
    */
   private refused(item: Item, error: unknown): boolean {
-    if (item.kind !== 'frame') return false;
-    if (error instanceof Error && /max_payload size exceeded/.test(error.message)) {
-      // It would never fit: retrying it in order would stall every later frame.
+    if (item.kind === 'frame' && error instanceof Error && /max_payload size exceeded/.test(error.message)) {
       this.stats.dropped++;
       this.acked(item);
       this.o.log.error(
@@ -263,20 +265,23 @@ export class Publisher {
       );
       return true;
     }
-    if (!(error instanceof PublishRefusedError)) return false;
+    const refused = item.kind === 'frame' ? error instanceof PublishRefusedError : /Permissions Violation/i.test(String(error));
+    if (!refused) return false;
+    // a descriptor put refused (another host's key) is dropped too: queued ahead of frames, it would stall them all
+    const subject = item.kind === 'frame' ? item.subject : `$KV.${DESCRIPTOR_BUCKET}.${descriptorKey(this.o.host, item.key)}`;
     this.stats.refused++;
     this.acked(item);
-    const last = this.refusalLogged.get(item.subject);
+    const last = this.refusalLogged.get(subject);
     if (last === undefined || Date.now() - last > 60_000) {
-      this.refusalLogged.set(item.subject, Date.now());
-      this.o.log.error({ subject: item.subject, refused: this.stats.refused }, `NATS refused publishing to ${item.subject}: this user may not publish there (check [general] host and the user's permissions); frames to it are dropped and counted as refused`);
+      this.refusalLogged.set(subject, Date.now());
+      this.o.log.error({ subject, refused: this.stats.refused }, `NATS refused publishing to ${subject}: this user may not publish there (check [general] host and the user's permissions); what goes there is dropped and counted as refused`);
     }
     return true;
   }
 
   private async send(item: Item): Promise<void> {
     if (item.kind === 'kv') {
-      await this.o.descriptors.put(item.key, item.value);
+      await this.o.descriptors.put(descriptorKey(this.o.host, item.key), item.value);
       this.stats.descriptorsPut++;
       return;
     }

@@ -95,6 +95,17 @@ export function hostSelector(pattern: string): ((token: string) => boolean) | un
   return (token) => re.test(token);
 }
 
+/**
+ * The descriptor bucket key an agent puts a descriptor under: its host
+ * token, then the hash. Per host, so that a host's credentials can put only
+ * its own descriptors (an agent may write `<its host>.*` and nothing else
+ * of the bucket); consumers look a frame's descriptor up under the frame's
+ * host and, for agents from before this layout, under the bare hash.
+ */
+export function descriptorKey(host: string, hash: string): string {
+  return `${hostToken(host)}.${hash}`;
+}
+
 /** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */
 export function frameMsgId(host: string, sampler: string, instance: number, seq: number): string {
   return `${frameMsgIdPrefix(host, sampler, instance)}${seq}`;

@@ -42,7 +42,7 @@ export async function frameFromMessage(data: Uint8Array, cache: DescriptorCache,
 }
 
 async function resolveRaw(raw: RawFrame, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
-  const descriptor = await cache.resolve(raw.descriptor);
+  const descriptor = await cache.resolve(raw.descriptor, raw.host);
   if (descriptor === undefined) {
     skipped.unknownDescriptor++;
     return undefined;
@@ -88,6 +88,15 @@ export async function frameOnSubject(
   return undefined;
 }
 
+const EMPTY = new Uint8Array(0);
+
+/** A message of a live subscription, decoded and resolved or not yet. */
+interface Slot {
+  data: Uint8Array;
+  frame: Frame | undefined;
+  done: boolean;
+}
+
 export interface LiveSubscription {
   readonly subjects: readonly string[];
   readonly skipped: SkipStats;
@@ -110,7 +119,27 @@ export function subscribeFrames(
   const subjects = hostFilterSubjects(hosts);
   const selected = hostSelector(hosts);
   const guard = new SeqGuard();
-  let tail: Promise<unknown> = Promise.resolve();
+  // Frames of one subject (one host and sampler) are used in arrival order: a frame waiting
+  // for its descriptor from the bucket is not overtaken by a later one whose descriptor is
+  // cached (the guard would drop it as out of order, and onFrame would see seqs go back).
+  // Lookups still run concurrently: each subject holds its frames until those before it are done.
+  const queues = new Map<string, Slot[]>();
+  const drain = (key: string, queue: Slot[]): void => {
+    while (queue.length > 0 && (queue[0] as Slot).done) {
+      const slot = queue.shift() as Slot;
+      if (slot.frame === undefined) continue;
+      if (!guard.accept(slot.frame)) {
+        skipped.outOfOrder++;
+        continue;
+      }
+      try {
+        onFrame(slot.frame, slot.data);
+      } catch (e) {
+        log.error({ error: String(e) }, 'frame handling failed');
+      }
+    }
+    if (queue.length === 0) queues.delete(key);
+  };
   const subs: Subscription[] = subjects.map((subject) =>
     nc.subscribe(subject, {
       callback: (error, msg) => {
@@ -119,15 +148,23 @@ export function subscribeFrames(
           return;
         }
         if (selected !== undefined && !selected(subjectHostToken(msg.subject))) return;
-        // In arrival order, one after the other: a frame waiting for its descriptor from the
-        // bucket must not be overtaken by a later frame of its sampler whose descriptor is
-        // cached (the guard would then drop it as out of order, and onFrame see seqs go back).
-        tail = tail
-          .then(() => frameOnSubject(msg.subject, msg.data, cache, skipped, guard))
+        const slot: Slot = { data: msg.data, frame: undefined, done: false };
+        const queue = queues.get(msg.subject) ?? [];
+        if (queue.length === 0) queues.set(msg.subject, queue);
+        queue.push(slot);
+        frameOnSubject(msg.subject, msg.data, cache, skipped)
           .then(
-            (frame) => frame !== undefined && onFrame(frame, msg.data),
+            (frame) => {
+              slot.frame = frame;
+              // a message that is not used must not keep its socket read buffer alive while it waits its turn
+              if (frame === undefined) slot.data = EMPTY;
+            },
             (e: unknown) => log.error({ error: String(e) }, 'frame handling failed'),
-          );
+          )
+          .finally(() => {
+            slot.done = true;
+            drain(msg.subject, queue);
+          });
       },
     }),
   );

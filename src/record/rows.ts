@@ -15,7 +15,7 @@
  * - another run (an agent restart, seq from 1 again; or a second agent
  *   claiming the host) takes the (host, sampler) over when the current run
  *   has gone quiet: its frame ends more than two of the current run's
- *   intervals (at least 2 s) after the current run's last one, or it is
+ *   intervals (at least 1 s; an agent takes longer than that to restart) after the current run's last one, or it is
  *   the third frame in a row of that run with none of the current run in
  *   between (a restarted host whose clock went back). Until then its frames
  *   are dropped as contested, so two live agents on one host never mix and
@@ -63,7 +63,7 @@ export interface RowStats {
 const TAKEOVER_FRAMES = 3;
 /** Quiet time of the current run after which another run takes over at once: this many intervals, at least MIN_QUIET_NS. */
 const QUIET_INTERVALS = 2n;
-const MIN_QUIET_NS = 2_000_000_000n;
+const MIN_QUIET_NS = 1_000_000_000n;
 
 interface Source {
   instance: number;

@@ -38,8 +38,8 @@ export function agentInboxPrefix(host: string): string {
 }
 
 /**
- * A host's agent: publish its own frames, put descriptors (content-addressed:
- * consumers check each one against its hash) and its own status, read the
+ * A host's agent: publish its own frames, put its own descriptors (under
+ * `<host>.<hash>`; consumers check each one against its hash) and its own status, read the
  * JetStream state it checks at start; no right to create or change the
  * stream or the buckets (one host must not be able to shrink the fleet's
  * window), no right to read anything but its own replies.
@@ -53,7 +53,7 @@ export function agentPermissions(host: string, stream: string): Permissions {
       `$JS.API.STREAM.INFO.${stream}`,
       `$JS.API.STREAM.INFO.KV_${DESCRIPTOR_BUCKET}`,
       `$JS.API.STREAM.INFO.KV_${STATUS_BUCKET}`,
-      `$KV.${DESCRIPTOR_BUCKET}.*`,
+      `$KV.${DESCRIPTOR_BUCKET}.${h}.*`,
       `$KV.${STATUS_BUCKET}.${h}`,
       `$JS.API.DIRECT.GET.KV_${STATUS_BUCKET}.$KV.${STATUS_BUCKET}.${h}`,
     ],

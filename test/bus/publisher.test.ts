@@ -17,7 +17,7 @@ async function setup(server: TestNats, maxBufferBytes: number): Promise<{ nc: Na
   const nc = await connectBus({ url: server.url, name: 'test', log });
   await ensureStream(await jetstreamManager(nc), STREAM, log);
   const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
-  const publisher = new Publisher({ nc, descriptors, maxBufferBytes, log, timeoutMs: 1000 });
+  const publisher = new Publisher({ nc, descriptors, host: 'h1', maxBufferBytes, log, timeoutMs: 1000 });
   return { nc, publisher };
 }
 
@@ -95,7 +95,7 @@ test.serial('frames published before any stream exists are retried until one doe
   const log = silentLogger();
   const nc = await connectBus({ url: server.url, name: 'test', log });
   const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
-  const publisher = new Publisher({ nc, descriptors, maxBufferBytes: 1024 * 1024, log, timeoutMs: 500 });
+  const publisher = new Publisher({ nc, descriptors, host: 'h3', maxBufferBytes: 1024 * 1024, log, timeoutMs: 500 });
   const subject = 'rezolus.metrics.h3.cpu_usage';
   for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), 'h3.cpu_usage.1.', i);
   await new Promise((r) => setTimeout(r, 400));

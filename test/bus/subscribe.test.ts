@@ -33,7 +33,7 @@ test('live frames are used in arrival order: one waiting for its descriptor is n
     await kv.put(h1, d1);
     await kv.put(h2, d2);
     const cache = new DescriptorCache(kv, log);
-    t.not(await cache.resolve(h1), undefined, 'D1 is cached from earlier frames; D2 is not');
+    t.not(await cache.resolve(h1, 'h'), undefined, 'D1 is cached from earlier frames; D2 is not');
     const used: number[] = [];
     const skipped = emptySkipStats();
     const sub = subscribeFrames(nc, 'h', cache, (f) => used.push(f.seq), log, skipped);

@@ -58,6 +58,9 @@ let dir: string;
 /** tick k of the good host ends at base + k × 100 ms: one recorder row per tick */
 let baseNs: bigint;
 
+/** Ticks between the old run's last frame and the restarted agent's first, in frame time (1.1 s at 100 ms). */
+const RESTART_TICKS = 10;
+
 async function until(ok: () => boolean, ms = WAIT_MS): Promise<boolean> {
   const deadline = Date.now() + ms;
   while (!ok()) {
@@ -186,7 +189,8 @@ test.serial('100 000 hostile messages: every consumer keeps running, counts each
   await nc.flush();
   t.true(await until(() => exporterHandled() === published + 2));
   await new Promise((r) => setTimeout(r, 700)); // the old run goes quiet: a restarted agent takes over after 0.5 s
-  for (let k = 1; k <= 5; k++) publishGood(goodTicks + k, RUN_2, k, goodValues(k));
+  // its frames start RESTART_TICKS later in frame time too (a restart takes a while; the recorder goes by frame time)
+  for (let k = 1; k <= 5; k++) publishGood(goodTicks + RESTART_TICKS + k, RUN_2, k, goodValues(k));
   await nc.flush();
   t.true(await until(() => exporterHandled() === published + 7));
   t.is(exporter.skipped.outOfOrder, 2, 'the duplicate and the older frame are out_of_order');
@@ -214,7 +218,8 @@ test.serial('100 000 hostile messages: every consumer keeps running, counts each
   const expected = (i: number): [bigint, number, number, number] => {
     const k = i + 1;
     const v = k <= goodTicks ? goodValues(k) : goodValues(k - goodTicks);
-    return [baseNs + BigInt(k) * TICK_NS, v[0] as number, v[1] as number, v[2] as number];
+    const tick = k <= goodTicks ? k : k + RESTART_TICKS;
+    return [baseNs + BigInt(tick) * TICK_NS, v[0] as number, v[1] as number, v[2] as number];
   };
   const got = rows.map((row) => [BigInt(row.timestamp as bigint), Number(row.r), Number(row.w), Number(row.g)]);
   const bad = got.map((g, i) => [g, expected(i)] as const).filter(([g, e]) => g.some((x, j) => x !== e[j]));

@@ -155,6 +155,26 @@ test.serial('an agent user may not read another stream, change the stream limits
   }
 });
 
+test.serial('an agent puts its descriptors under its own host and may not touch another host\'s', async (t) => {
+  const kvAdmin = await new Kvm(admin).open('rezolus_descriptors');
+  const keys: string[] = [];
+  for await (const k of await kvAdmin.keys()) keys.push(k);
+  t.true(keys.some((k) => /^hosta\.[0-9a-f]{16}$/.test(k)), `hosta's descriptors under hosta.<hash>: ${keys.join(', ')}`);
+  const victim = keys.find((k) => k.startsWith('hostb.'));
+  t.not(victim, undefined, 'hostb (the nkey agent) put its own');
+  const nc = await connectBus({ url: server.url, name: 'tamper', log: silentLogger(), security: user('agent-hosta', { inboxPrefix: '_INBOX_hosta' }) });
+  try {
+    const kv = await new Kvm(nc).open('rezolus_descriptors');
+    await t.throwsAsync(kv.put(victim ?? '', '{"junk":1}'), { message: /Permissions Violation for Publish to "\$KV\.rezolus_descriptors\.hostb\./ });
+    await t.throwsAsync(kv.put('0123456789abcdef', '{"junk":1}'), { message: /Permissions Violation/ }, 'nor the bare-hash keys of older agents');
+    await t.notThrowsAsync(kv.put('hosta.0123456789abcdef', '{"junk":1}'), 'its own keys it may write (consumers check content against the hash)');
+  } finally {
+    await nc.close();
+  }
+  const entry = await kvAdmin.get(victim ?? '');
+  t.not(entry?.string(), '{"junk":1}', 'hostb\'s descriptor is untouched');
+});
+
 test.serial('a wrong password fails at once with one line naming the user', async (t) => {
   const started = Date.now();
   const err = await t.throwsAsync(connectBus({ url: server.url, name: 'test', log: silentLogger(), security: security({ user: 'agent-hosta', password: 'wrong' }) }));

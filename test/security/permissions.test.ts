@@ -11,7 +11,7 @@ test.after.always(() => rmSync(TMP, { recursive: true, force: true }));
 
 const fixed = (user: string): Credential => ({ kind: 'password', password: `pw-${user}` });
 
-test('an agent may publish only its own host subjects, its status and descriptors, and read only its own inbox', (t) => {
+test('an agent may publish only its own host subjects, its own status and descriptors, and read only its own inbox', (t) => {
   const p = agentPermissions('Web01.example.com', 'REZOLUS');
   t.true(p.publish.includes('rezolus.metrics.web01_example_com.>'));
   t.true(p.publish.includes('$KV.rezolus_status.web01_example_com'));
@@ -20,9 +20,8 @@ test('an agent may publish only its own host subjects, its status and descriptor
   t.false(p.publish.some((s) => s.startsWith('rezolus.metrics.*') || s === 'rezolus.metrics.>' || s === 'rezolus.>'));
   t.false(p.publish.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)|CONSUMER|\$JS\.API\.>/.test(s)));
   t.false(p.publish.includes('rezolus.control.hindsight.dump'));
-  // descriptors are content-addressed and shared by the fleet: an agent puts them by hash, any key
-  // of the bucket (a known limit, see README Security), but no other KV bucket nor the status of others
-  t.deepEqual(p.publish.filter((s) => s.startsWith('$KV.')).sort(), ['$KV.rezolus_descriptors.*', '$KV.rezolus_status.web01_example_com']);
+  // its own descriptors (<host>.<hash>) and status key: no other host's, no other bucket
+  t.deepEqual(p.publish.filter((s) => s.startsWith('$KV.')).sort(), ['$KV.rezolus_descriptors.web01_example_com.*', '$KV.rezolus_status.web01_example_com']);
 });
 
 test('consumers read but publish no frames; only hindsight answers on the control subject', (t) => {
