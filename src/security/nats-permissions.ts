@@ -73,17 +73,24 @@ export function consumerPermissions(role: 'exporter' | 'recorder' | 'hindsight',
     `$JS.API.DIRECT.GET.${s}`,
     `$JS.API.DIRECT.GET.${s}.>`,
   ];
-  const publish = [
-    '$JS.API.INFO',
-    ...read(stream),
+  // The exporter follows frames live and reads the buckets: no consumer of the stream at all.
+  // Hindsight replays windows with ordered consumers (no acks, no durable). Only the recorder
+  // has durable consumers (--durable) and acks. Consumer names cannot be scoped by permissions,
+  // so a user with consumer rights may still pull from or delete any consumer of the stream.
+  const ordered = [
     `$JS.API.CONSUMER.CREATE.${stream}`,
     `$JS.API.CONSUMER.CREATE.${stream}.>`,
-    `$JS.API.CONSUMER.DURABLE.CREATE.${stream}.>`,
     `$JS.API.CONSUMER.INFO.${stream}.>`,
     `$JS.API.CONSUMER.DELETE.${stream}.>`,
     `$JS.API.CONSUMER.MSG.NEXT.${stream}.>`,
-    `$JS.ACK.${stream}.>`,
     `$JS.FC.${stream}.>`,
+  ];
+  const durable = [`$JS.API.CONSUMER.DURABLE.CREATE.${stream}.>`, `$JS.ACK.${stream}.>`];
+  const publish = [
+    '$JS.API.INFO',
+    ...read(stream),
+    ...(role === 'exporter' ? [] : ordered),
+    ...(role === 'recorder' ? durable : []),
     ...read(`KV_${DESCRIPTOR_BUCKET}`),
     ...read(`KV_${STATUS_BUCKET}`),
   ];

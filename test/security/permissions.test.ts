@@ -24,6 +24,15 @@ test('an agent may publish only its own host subjects, its own status and descri
   t.deepEqual(p.publish.filter((s) => s.startsWith('$KV.')).sort(), ['$KV.rezolus_descriptors.web01_example_com.*', '$KV.rezolus_status.web01_example_com']);
 });
 
+test('each consumer gets only the consumer rights it uses: none for the exporter, ordered for hindsight, durable and acks for the recorder', (t) => {
+  const rights = (role: 'exporter' | 'recorder' | 'hindsight'): string[] => consumerPermissions(role, 'REZOLUS').publish.filter((s) => /CONSUMER|\$JS\.ACK|\$JS\.FC/.test(s));
+  t.deepEqual(rights('exporter'), []);
+  t.true(rights('hindsight').includes('$JS.API.CONSUMER.MSG.NEXT.REZOLUS.>'));
+  t.false(rights('hindsight').some((s) => s.includes('DURABLE') || s.startsWith('$JS.ACK')));
+  t.true(rights('recorder').includes('$JS.API.CONSUMER.DURABLE.CREATE.REZOLUS.>'));
+  t.true(rights('recorder').includes('$JS.ACK.REZOLUS.>'));
+});
+
 test('consumers read but publish no frames; only hindsight answers on the control subject', (t) => {
   for (const role of ['exporter', 'recorder', 'hindsight'] as const) {
     const p = consumerPermissions(role, 'REZOLUS');
