@@ -6,7 +6,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
 import { descriptorBucket, statusBucket } from '../bus/kv.js';
-import { hostToken } from '../bus/subjects.js';
+import { agentInboxPrefix, hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -136,7 +136,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
  */
 export function agentSecurity(config: AgentConfig): NatsSecurity {
   const s = config.nats ?? NO_NATS_SECURITY;
-  return s.inboxPrefix !== '' ? s : { ...s, inboxPrefix: `_INBOX_${hostToken(config.host)}` };
+  return s.inboxPrefix !== '' ? s : { ...s, inboxPrefix: agentInboxPrefix(config.host) };
 }
 
 /** A bucket this user may not create: say who should. */

@@ -106,6 +106,11 @@ export function descriptorKey(host: string, hash: string): string {
   return `${hostToken(host)}.${hash}`;
 }
 
+/** The inbox prefix of a host's agent (its default [nats] inbox_prefix): a per-host user may subscribe there and nowhere else. */
+export function agentInboxPrefix(host: string): string {
+  return `_INBOX_${hostToken(host)}`;
+}
+
 /** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */
 export function frameMsgId(host: string, sampler: string, instance: number, seq: number): string {
   return `${frameMsgIdPrefix(host, sampler, instance)}${seq}`;

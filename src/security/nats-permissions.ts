@@ -6,7 +6,7 @@
  * watching each process (see the README's Security section).
  */
 import { ConfigError } from '../errors.js';
-import { CONTRACT, DESCRIPTOR_BUCKET, HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX, STATUS_BUCKET, hostToken } from '../bus/subjects.js';
+import { CONTRACT, DESCRIPTOR_BUCKET, HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX, STATUS_BUCKET, agentInboxPrefix, hostToken } from '../bus/subjects.js';
 
 export interface Permissions {
   readonly publish: readonly string[];
@@ -32,10 +32,6 @@ export interface AuthUser {
   readonly permissions: Permissions | undefined;
 }
 
-/** The inbox prefix of a host's agent: it may subscribe there and nowhere else. */
-export function agentInboxPrefix(host: string): string {
-  return `_INBOX_${hostToken(host)}`;
-}
 
 /**
  * A host's agent: publish its own frames, put its own descriptors (under
