@@ -22,7 +22,8 @@ Options:
   --hosts-file FILE  host names, one per line (# comments)
   --nkeys            an nkey pair per user instead of a password; needs --secrets-dir
   --secrets-dir DIR  write each user's password or nkey seed to DIR/<user>.password
-                     or DIR/<user>.nk (mode 0600; existing files are never overwritten)
+                     or DIR/<user>.nk (mode 0600; a user whose file is there keeps its
+                     secret, so run again with one more host to add it)
   --stream NAME      the stream (default REZOLUS)
   -h, --help         this text
 `,

@@ -3,6 +3,8 @@
  * of hosts (natsAuthConfig) with fresh credentials: a random password per
  * user, or with --nkeys an nkey pair per user whose seed is written to
  * --secrets-dir with mode 0600 (only the public key goes in the config).
+ * A user whose secret is already in --secrets-dir keeps it, so a host is
+ * added to a fleet by running the command again with the longer list.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -41,6 +43,34 @@ export function hostList(o: Pick<NatsAuthOptions, 'hosts' | 'hostsFile'>): strin
   return hosts;
 }
 
+function secretFile(user: string, nkey: boolean): string {
+  return `${user}.${nkey ? 'nk' : 'password'}`;
+}
+
+/** A secret written by an earlier run, or undefined when there is none. */
+function readSecret(path: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new ConfigError(`--secrets-dir: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? String(error)})`, { cause: error });
+  }
+  const secret = text.trim();
+  if (secret === '') throw new ConfigError(`--secrets-dir: ${path} is empty; remove it to make a new secret`);
+  return secret;
+}
+
+function userFromSeed(seed: string, path: string): ReturnType<typeof nkeys.createUser> {
+  try {
+    const kp = nkeys.fromSeed(new TextEncoder().encode(seed));
+    if (!seed.startsWith('SU')) throw new Error('not a user seed');
+    return kp;
+  } catch (error) {
+    throw new ConfigError(`--secrets-dir: ${path} does not hold an nkey user seed (SU...); remove it to make a new one`, { cause: error });
+  }
+}
+
 function writeSecret(dir: string, file: string, content: string): void {
   const path = join(dir, file);
   try {
@@ -61,9 +91,12 @@ export function runNatsAuth(o: NatsAuthOptions): { config: string; summary: stri
     mkdirSync(o.secretsDir, { recursive: true, mode: 0o700 });
   }
   const seeds = new Map<string, string>();
+  const kept = new Set<string>();
   const credential = (user: string): Credential => {
-    if (!o.nkeys) return { kind: 'password', password: randomBytes(18).toString('base64url') };
-    const kp = nkeys.createUser();
+    const existing = o.secretsDir === undefined ? undefined : readSecret(join(o.secretsDir, secretFile(user, o.nkeys)));
+    if (existing !== undefined) kept.add(user);
+    if (!o.nkeys) return { kind: 'password', password: existing ?? randomBytes(18).toString('base64url') };
+    const kp = existing === undefined ? nkeys.createUser() : userFromSeed(existing, join(o.secretsDir ?? '', secretFile(user, true)));
     seeds.set(user, new TextDecoder().decode(kp.getSeed()));
     return { kind: 'nkey', publicKey: kp.getPublicKey() };
   };
@@ -72,9 +105,9 @@ export function runNatsAuth(o: NatsAuthOptions): { config: string; summary: stri
   if (o.secretsDir !== undefined) {
     for (const u of users) {
       const secret = u.credential.kind === 'password' ? u.credential.password : (seeds.get(u.name) as string);
-      const file = `${u.name}.${u.credential.kind === 'password' ? 'password' : 'nk'}`;
-      writeSecret(o.secretsDir, file, `${secret}\n`);
-      lines.push(`  ${u.name}: ${join(o.secretsDir, file)}`);
+      const file = secretFile(u.name, u.credential.kind === 'nkey');
+      if (!kept.has(u.name)) writeSecret(o.secretsDir, file, `${secret}\n`);
+      lines.push(`  ${u.name}: ${join(o.secretsDir, file)}${kept.has(u.name) ? ' (kept)' : ''}`);
     }
   }
   const how = o.nkeys

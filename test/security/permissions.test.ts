@@ -80,7 +80,7 @@ test('hosts come from --hosts and --hosts-file, without globs or repeats', (t) =
   t.throws(() => hostList({ hostsFile: join(TMP, 'missing') }), { instanceOf: ConfigError, message: /--hosts-file .*missing: cannot read it \(ENOENT\)/ });
 });
 
-test('--nkeys writes one 0600 seed per user and never overwrites one', (t) => {
+test('--nkeys writes one 0600 seed per user and never overwrites one: a second run with one more host keeps every seed and adds one', (t) => {
   const dir = join(TMP, 'seeds');
   const out = runNatsAuth({ hosts: 'web-1', nkeys: true, secretsDir: dir, stream: 'REZOLUS' });
   const seed = readFileSync(join(dir, 'agent-web-1.nk'), 'utf8').trim();
@@ -89,7 +89,15 @@ test('--nkeys writes one 0600 seed per user and never overwrites one', (t) => {
   t.false(out.config.includes(seed), 'the seed stays out of the server config');
   t.regex(out.config, /\{ nkey: "U[A-Z2-7]{55}", permissions/);
   t.regex(out.summary, /agent-web-1: .*agent-web-1\.nk/);
-  t.throws(() => runNatsAuth({ hosts: 'web-1', nkeys: true, secretsDir: dir, stream: 'REZOLUS' }), { instanceOf: ConfigError, message: /agent-web-1\.nk \(it exists/ });
+  const publicKeys = (config: string): string[] => [...config.matchAll(/nkey: "(U[A-Z2-7]{55})"/g)].map((m) => m[1] as string);
+  const again = runNatsAuth({ hosts: 'web-1,web-2', nkeys: true, secretsDir: dir, stream: 'REZOLUS' });
+  t.is(readFileSync(join(dir, 'agent-web-1.nk'), 'utf8').trim(), seed, 'the seed of web-1 is kept');
+  t.deepEqual(publicKeys(again.config).filter((k) => publicKeys(out.config).includes(k)).length, publicKeys(out.config).length, 'every earlier user keeps its public key');
+  t.is(publicKeys(again.config).length, publicKeys(out.config).length + 1, 'one user more: agent-web-2');
+  t.regex(again.summary, /agent-web-1: .*agent-web-1\.nk \(kept\)/);
+  t.regex(readFileSync(join(dir, 'agent-web-2.nk'), 'utf8'), /^SU/);
+  writeFileSync(join(dir, 'agent-web-3.nk'), 'not a seed\n');
+  t.throws(() => runNatsAuth({ hosts: 'web-3', nkeys: true, secretsDir: dir, stream: 'REZOLUS' }), { instanceOf: ConfigError, message: /agent-web-3\.nk does not hold an nkey user seed/ });
   t.throws(() => runNatsAuth({ hosts: 'web-1', nkeys: true, stream: 'REZOLUS' }), { instanceOf: ConfigError, message: /--nkeys needs --secrets-dir/ });
 });
 
