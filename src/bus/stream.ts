@@ -109,13 +109,17 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     );
   }
   const c = info.config;
-  const tunable =
-    c.max_age !== wanted.max_age ||
-    c.max_bytes !== wanted.max_bytes ||
-    c.max_msgs_per_subject !== wanted.max_msgs_per_subject ||
-    c.duplicate_window !== wanted.duplicate_window ||
-    c.num_replicas !== wanted.num_replicas;
-  if (!tunable) return info;
+  // [stream] key -> [the stream's value, this agent's]
+  const differ = Object.fromEntries(
+    ([
+      ['max_age', c.max_age, wanted.max_age],
+      ['max_bytes', c.max_bytes, wanted.max_bytes],
+      ['max_msgs_per_subject', c.max_msgs_per_subject, wanted.max_msgs_per_subject],
+      ['duplicate_window', c.duplicate_window, wanted.duplicate_window],
+      ['replicas', c.num_replicas, wanted.num_replicas],
+    ] as const).filter(([, has, want]) => has !== want).map(([key, has, want]) => [key, [has, want]]),
+  );
+  if (Object.keys(differ).length === 0) return info;
   const update = jsm.streams.update(o.name, {
     max_age: wanted.max_age,
     max_bytes: wanted.max_bytes,
@@ -129,18 +133,13 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
   } catch (error) {
     // a per-host user checks the stream; the admin who created it owns its limits
     if (!refused(error)) throw error;
-    log.warn({ stream: o.name, error: (error as Error).message }, 'the stream limits differ from this agent\'s [stream] settings, and this NATS user may not change them: using the stream as it is');
+    log.warn(
+      { stream: o.name, ...differ, error: (error as Error).message },
+      `the stream's ${Object.keys(differ).join(', ')} differ from this agent's [stream] settings (stream's, agent's), and this NATS user may not change them: using the stream as it is`,
+    );
     return info;
   }
   // The stream is shared by the fleet: whoever changes its limits should see it in the log.
-  log.warn(
-    {
-      stream: o.name,
-      max_age: [c.max_age, wanted.max_age], max_bytes: [c.max_bytes, wanted.max_bytes],
-      max_msgs_per_subject: [c.max_msgs_per_subject, wanted.max_msgs_per_subject],
-      duplicate_window: [c.duplicate_window, wanted.duplicate_window], replicas: [c.num_replicas, wanted.num_replicas],
-    },
-    'changed the stream limits to this agent\'s [stream] settings (old, new)',
-  );
+  log.warn({ stream: o.name, ...differ }, `changed the stream's ${Object.keys(differ).join(', ')} to this agent's [stream] settings (old, new)`);
   return updated;
 }
