@@ -51,13 +51,13 @@ export function explainConnectError(error: unknown, s: NatsSecurity): string {
   const code = e.code ?? e.cause?.code ?? '';
   if (e.name === 'AuthorizationError' || /authorization violation/i.test(text)) {
     const who = s.user !== '' ? `user "${s.user}"` : s.nkeySeedFile !== '' ? `the nkey in ${s.nkeySeedFile}` : 'no credentials';
-    return `the server refused ${who} (${text}): check [nats] user/password or nkey_seed_file`;
+    return `the server refused ${who} (${text}): check [nats] user/password or nkey_seed_file (or REZOLUS_NATS_USER/_PASSWORD/_NKEY_SEED_FILE)`;
   }
   if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code) || /certificate/i.test(text)) {
-    return `the server's TLS certificate is not trusted (${text}): set [nats] tls_ca to the CA that signed it`;
+    return `the server's TLS certificate is not trusted (${text}): set [nats] tls_ca (or REZOLUS_NATS_TLS_CA) to the CA that signed it`;
   }
-  if (/does not support 'tls'/.test(text)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert or use its TLS port`;
-  if (e.name === 'TimeoutError') return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key)`;
+  if (/does not support 'tls'/.test(text)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert (REZOLUS_NATS_TLS_CA/_TLS_CERT) or use its TLS port`;
+  if (e.name === 'TimeoutError') return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key, or REZOLUS_NATS_TLS_CERT and _TLS_KEY)`;
   return text;
 }
 
