@@ -48,16 +48,14 @@ test('msgpackProblem: declared lengths beyond the message, depth, ext types and 
   t.is(msgpackProblem(b(0x90), 8), undefined, 'an empty array');
 });
 
-test('decodeFrame never allocates by a declared length', (t) => {
+test('decodeFrame refuses a declared length the bytes cannot hold before msgpack decodes it (the pre-check names it)', (t) => {
   const header = { host: 'h', sampler: TARGET_SAMPLER, instance: 1, seq: 1, beginNs: 1n, endNs: 2n, descriptor: TARGET_HASH };
   const prefix = encodeFrame(header, []).subarray(0, -1);
   const bytes = new Uint8Array(prefix.byteLength + 5);
   bytes.set(prefix);
   bytes.set([0xdd, 0x0f, 0xff, 0xff, 0xff], prefix.byteLength); // x: an array of 268 million values, none sent
-  const before = process.memoryUsage().arrayBuffers + process.memoryUsage().heapUsed;
-  for (let i = 0; i < 1000; i++) t.throws(() => decodeFrame(bytes), { instanceOf: FrameDecodeError, message: /declared length/ });
-  const grown = process.memoryUsage().arrayBuffers + process.memoryUsage().heapUsed - before;
-  t.true(grown < 64 * 2 ** 20, `grew ${grown} bytes`);
+  // the message comes from msgpack-check.ts: msgpackr itself would say something else (or try to build the array)
+  t.throws(() => decodeFrame(bytes), { instanceOf: FrameDecodeError, message: /declared length/ });
 });
 
 test('counters must be non-negative integers; gauges finite; a descriptor of another sampler is refused', (t) => {
