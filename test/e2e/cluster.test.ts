@@ -131,6 +131,7 @@ test.serial('kill -9 of the stream leader: 0 frames lost or doubled, the exporte
   const audit = auditSeqs(frames, frames[0]?.instance ?? -1);
   t.is(audit.totalMissing, 0, `missing: ${JSON.stringify([...audit.missing].filter(([, v]) => v.length > 0))}`);
   t.is(audit.totalDuplicates, 0);
+  t.is(audit.outOfOrder, 0, 'stored in seq order, sampler by sampler');
   for (const [sampler, seq] of made) t.is(audit.last.get(sampler), seq, `${sampler} ends with the agent's last frame`);
   t.is(agent.publisher.stats.dropped, 0);
 

@@ -79,6 +79,7 @@ async function outage(t: ExecutionContext, intervalMs: number): Promise<void> {
     const audit = auditSeqs(frames, instance);
     t.is(audit.totalMissing, 0, `missing: ${JSON.stringify([...audit.missing].filter(([, v]) => v.length > 0))}`);
     t.is(audit.totalDuplicates, 0, `duplicated: ${JSON.stringify([...audit.duplicates].filter(([, v]) => v.length > 0))}`);
+    t.is(audit.outOfOrder, 0, 'stored in seq order, sampler by sampler');
     for (const [sampler, seq] of made) t.is(audit.last.get(sampler), seq, `${sampler}: the stream ends with the agent's last frame`);
 
     // It kept sampling while the server was down: frames acquired during the outage, at the cadence.

@@ -42,13 +42,19 @@ export interface SeqAudit {
   readonly duplicates: Map<string, number[]>;
   readonly totalMissing: number;
   readonly totalDuplicates: number;
+  /** frames stored after a frame of the same sampler with a higher seq (the stream is not in seq order) */
+  readonly outOfOrder: number;
 }
 
 /** Checks the seqs of one agent instance: each of 1..last present exactly once, per sampler. */
 export function auditSeqs(frames: readonly StoredFrame[], instance: number): SeqAudit {
   const seen = new Map<string, Map<number, number>>();
+  const highest = new Map<string, number>();
+  let outOfOrder = 0;
   for (const f of frames) {
     if (f.instance !== instance) continue;
+    if (f.seq < (highest.get(f.sampler) ?? 0)) outOfOrder++;
+    highest.set(f.sampler, Math.max(f.seq, highest.get(f.sampler) ?? 0));
     const s = seen.get(f.sampler) ?? new Map<number, number>();
     s.set(f.seq, (s.get(f.seq) ?? 0) + 1);
     seen.set(f.sampler, s);
@@ -69,5 +75,5 @@ export function auditSeqs(frames: readonly StoredFrame[], instance: number): Seq
     totalMissing += gone.length;
     totalDuplicates += twice.length;
   }
-  return { last, missing, duplicates, totalMissing, totalDuplicates };
+  return { last, missing, duplicates, totalMissing, totalDuplicates, outOfOrder };
 }
