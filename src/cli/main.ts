@@ -370,7 +370,7 @@ async function recordMode(flags: Flags): Promise<number> {
     // a typo in a host name should not look like a recording, nor replace one; a signal's or a command's status stays
     const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
     const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
-    const source = url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${url}`;
+    const source = url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${url}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
     process.stderr.write(`rezolus record: nothing recorded, ${output} not written: no frames of hosts "${hosts}" ${source}${seen}\n`);
     if (status === 0 && wrapped === undefined) status = 1;
   }

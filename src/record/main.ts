@@ -58,6 +58,8 @@ export interface RecordSummary {
   readonly skipped: SkipStats;
   /** frames resampling left out (contested: a second agent claiming a host) or moved to a later row */
   readonly rowStats?: RowStats | undefined;
+  /** recording from an agent's HTTP endpoint: why its last poll failed, when it did */
+  readonly pollError?: string | undefined;
   /** when nothing was recorded from the bus: the hosts the stream has (to point at a typo) */
   readonly hostsInStream?: readonly string[];
 }
@@ -156,7 +158,9 @@ function runPolling(config: RecordConfig, url: string, log: Logger): RunningReco
   const done = (async (): Promise<RecordSummary> => {
     await poller.done;
     if (timer !== undefined) clearTimeout(timer);
-    return summarize(await writer.finish(), emptySkipStats());
+    const s = summarize(await writer.finish(), emptySkipStats());
+    const pollError = poller.lastError();
+    return pollError === undefined ? s : { ...s, pollError };
   })();
   const abort = async (): Promise<void> => {
     await writer.abort();

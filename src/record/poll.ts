@@ -21,6 +21,8 @@ export interface Poller {
   stop(): void;
   /** resolves after the last poll */
   readonly done: Promise<void>;
+  /** why the last poll failed, when it did */
+  lastError(): string | undefined;
 }
 
 export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Frame, data: Uint8Array) => void, log: Logger): Poller {
@@ -30,6 +32,7 @@ export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Fram
   let stopped = false;
   let wake: (() => void) | undefined;
   let failures = 0;
+  let lastError: string | undefined;
   const pollOnce = async (): Promise<void> => {
     // an agent serving off loopback wants its [http] token: REZOLUS_HTTP_TOKEN
     const token = process.env.REZOLUS_HTTP_TOKEN;
@@ -52,8 +55,12 @@ export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Fram
   const done = (async () => {
     while (!stopped) {
       await pollOnce().then(
-        () => (failures = 0),
+        () => {
+          failures = 0;
+          lastError = undefined;
+        },
         (error: unknown) => {
+          lastError = error instanceof Error ? error.message : String(error);
           if (failures++ === 0) log.warn({ url: target, error: String(error) }, 'polling the agent failed; retrying every interval');
         },
       );
@@ -68,6 +75,7 @@ export function pollSnapshots(url: string, intervalMs: number, onFrame: (f: Fram
   })();
   return {
     done,
+    lastError: () => lastError,
     stop() {
       stopped = true;
       wake?.();

@@ -86,4 +86,5 @@ test('rezolus record http://agent sends REZOLUS_HTTP_TOKEN, and says so when it 
   const refused = await cli(['record', '--interval', '500ms', '--duration', '1500ms', '--log-level', 'warn', url, join(dir, 'no.parquet')], { REZOLUS_HTTP_TOKEN: '' });
   t.not(refused.code, 0);
   t.regex(refused.stderr, /answered 401: set REZOLUS_HTTP_TOKEN/);
+  t.regex(refused.stderr, /rezolus record: nothing recorded, .* \(last poll: .*answered 401: set REZOLUS_HTTP_TOKEN/, 'the final line gives the cause');
 });
