@@ -6,6 +6,9 @@ const common = (mode: Mode, natsDefault: string): string => `  --config FILE    
   -h, --help         this text
 `;
 const NATS_DEFAULT = 'nats://127.0.0.1:4222';
+/** record and hindsight snapshot read no config file: credentials and TLS come from the environment */
+const ONE_SHOT_SECURITY = `                     credentials and TLS: REZOLUS_NATS_USER, _PASSWORD, _NKEY_SEED_FILE,
+                     _TLS_CA, _TLS_CERT, _TLS_KEY, _INBOX_PREFIX (REZOLUS_NATS_ each)`;
 
 export const HELP: Record<Mode | 'main', string> = {
   'nats-auth': `Usage: rezolus nats-auth --hosts web-1,web-2 [options] > rezolus-auth.conf
@@ -32,7 +35,7 @@ Options:
 Usage: rezolus <mode> [options]
 
 Modes:
-  up         the embedded default: a private nats-server, agent and exporter
+  up         the embedded default: a private nats-server, agent, exporter and hindsight
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
@@ -45,8 +48,10 @@ Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for t
 
 Runs every enabled sampler on its interval (aligned to the wall clock) and
 publishes cumulative frames to JetStream stream REZOLUS, creating the stream
-and the descriptor/status KV buckets when missing. Keeps publishing through
-NATS outages from a bounded buffer ([buffer] max_bytes).
+and the descriptor/status KV buckets when missing (a per-host NATS user of
+rezolus nats-auth may not: the admin creates them once, the agent checks).
+Keeps publishing through NATS outages from a bounded buffer ([buffer]
+max_bytes).
 
 Kernel samplers (eBPF histograms of scheduler, syscall, block I/O, network,
 TCP and file system latency; perf counters) need root and a kernel with BTF;
@@ -127,7 +132,10 @@ Options:
   --hosts PATTERN    "*" for the fleet, or host names and globs such as web-*
   -o, --output FILE  the .parquet file (default rezolus.parquet); written under a
                      temporary name and renamed when complete
-  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default:
+                     npm start's private server, from ./data/nats.url, else
+                     ${NATS_DEFAULT})
+${ONE_SHOT_SECURITY}
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text
 `,
@@ -158,7 +166,10 @@ Snapshot options:
   --stream NAME      the stream (default REZOLUS)
 
 Both:
-  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${NATS_DEFAULT})
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; snapshot's
+                     default: the private server of npm start in ./data/nats.url, else
+                     ${NATS_DEFAULT})
+${ONE_SHOT_SECURITY}
   --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
   -h, --help         this text
 `,
