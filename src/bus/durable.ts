@@ -9,7 +9,13 @@
  * A restart recreates the consumer from that point instead of reusing its
  * delivery state: messages delivered to the killed process and never acked
  * would only come back after ack_wait, behind newer ones, and a recorder
- * that skips sequences it holds would then lose them.
+ * that skips sequences it holds would then lose them. The recorder takes
+ * the same path without a restart whenever messages may have been delivered
+ * to it and not received (a dropped connection, a failed fetch, a gap in the
+ * delivery sequence): the server counts whatever it wrote to the socket as
+ * delivered, and an ack-all of a later message would ack those too. The ack
+ * floor is therefore only ever at a message the recorder received with all
+ * the deliveries before it.
  */
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, ReplayPolicy, type Consumer, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -26,6 +32,11 @@ export interface DurableOptions {
   readonly afterSeq: number;
   /** false when the caller holds nothing of this consumer: an existing one then belongs to someone else */
   readonly resuming: boolean;
+  /**
+   * start just after `afterSeq` even when the consumer's ack floor is further on: the caller lost
+   * spooled frames that may have been acked (a damaged spool tail was cut) and wants them again
+   */
+  readonly ignoreAckFloor?: boolean;
 }
 
 export interface OpenedDurable {
@@ -61,7 +72,11 @@ async function consumerInfo(jsm: JetStreamManager, stream: string, name: string)
 export async function openDurable(nc: NatsConnection, o: DurableOptions): Promise<OpenedDurable> {
   const jsm = await jetstreamManager(nc);
   const stream = await jsm.streams.info(o.stream).catch((error: unknown) => {
-    throw new RezolusError('NO_STREAM', `stream ${o.stream} not found (${String(error)}): is an agent publishing to this NATS server?`);
+    if (isCode(error, JetStreamApiCodes.StreamNotFound)) {
+      throw new RezolusError('NO_STREAM', `stream ${o.stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+    }
+    // a timeout or a dropped connection: the caller may try again
+    throw new RezolusError('NATS_UNAVAILABLE', `cannot read stream ${o.stream}: ${String(error)}`, { cause: error });
   });
   const existing = await consumerInfo(jsm, o.stream, o.name);
   if (existing !== undefined) {
@@ -75,7 +90,7 @@ export async function openDurable(nc: NatsConnection, o: DurableOptions): Promis
       throw new RezolusError('DURABLE_IN_USE', `consumer ${o.name} on stream ${o.stream} filters ${existing.config.filter_subject ?? '(nothing)'}, not ${o.filter}: it belongs to another recording`);
     }
   }
-  const floor = Math.max(existing?.ack_floor.stream_seq ?? 0, o.afterSeq);
+  const floor = o.ignoreAckFloor === true ? o.afterSeq : Math.max(existing?.ack_floor.stream_seq ?? 0, o.afterSeq);
   if (existing !== undefined) await jsm.consumers.delete(o.stream, o.name);
   const start = floor > 0
     ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: floor + 1 }

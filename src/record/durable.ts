@@ -13,6 +13,15 @@
  * the spool header at the first start, so restarts do not stretch it; it is
  * measured in stream store time.
  *
+ * The ack is an ack-all, so it is sent only for a batch that was received
+ * whole: no gap in the consumer's delivery sequence, no fetch error, no
+ * connection drop meanwhile. Otherwise messages the server counts as
+ * delivered may never have arrived, and acking a later one would drop them;
+ * the recorder then acks nothing, fsyncs the spool and recreates the
+ * consumer just after it, as a restart does. Descriptor lookups wait out a
+ * dropped connection too: a frame is spooled (and acked) before it is
+ * resolved, so a lookup given up would lose it from the file.
+ *
  * At the end the Parquet file is written atomically (temporary name, fsync,
  * rename), the spool is marked done, the consumer deleted and the spool
  * removed. A kill before the rename leaves the previous file (if any) under
@@ -22,6 +31,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { JsMsg, ConsumerMessages } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
@@ -65,6 +75,10 @@ export interface DurableRecordConfig {
 }
 
 const FETCH_MAX = 1000;
+/** how long a request waits for a dropped connection to come back before it is tried anyway */
+const RECONNECT_PATIENCE_MS = 10_000;
+/** how long a descriptor lookup is retried (NATS away) before its frame is given up as unusable */
+const DESCRIPTOR_PATIENCE_MS = 120_000;
 const FETCH_EXPIRES_MS = 1000;
 /** store times are the server's clock: allow it to be this far behind ours before the window is over */
 const END_GRACE_NS = 500_000_000n;
@@ -87,6 +101,37 @@ function headerFor(c: DurableRecordConfig): SpoolHeader {
     endNs: endNs === undefined ? null : endNs.toString(),
     window: c.durable.window,
   };
+}
+
+/**
+ * The descriptor bucket with a get() that outlasts a dropped connection. The
+ * cache takes a failed lookup for an unusable descriptor and skips the frame
+ * (and the host's next frames for a while); here the frame is already spooled
+ * and will be acked, so a timeout while NATS is away would lose it from the
+ * file. A lookup that fails is tried again once connected, for up to
+ * DESCRIPTOR_PATIENCE_MS; a missing key (null) is an answer, not a failure.
+ */
+function patientKv(kv: KV, untilConnected: () => Promise<void>, stopped: () => boolean, log: Logger): KV {
+  const get: KV['get'] = async (key, opts) => {
+    const began = Date.now();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await kv.get(key, opts);
+      } catch (error) {
+        if (stopped() || Date.now() - began > DESCRIPTOR_PATIENCE_MS) throw error;
+        if (attempt === 0) log.warn({ key, error: String(error) }, 'descriptor lookup failed; retrying once NATS answers');
+        await untilConnected();
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  };
+  return new Proxy(kv, {
+    get(target, prop) {
+      if (prop === 'get') return get;
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
 }
 
 /** Refuses a restart whose arguments differ from the spool's. */
@@ -118,7 +163,27 @@ export async function runDurableRecord(config: DurableRecordConfig, log: Logger)
 }
 
 async function start(config: DurableRecordConfig, path: string, nc: NatsConnection, release: () => void, log: Logger): Promise<RunningRecord> {
-  const cache = new DescriptorCache(await openDescriptorBucket(nc), log.child({ component: 'descriptors' }));
+  let stopRequested = false;
+  let batch: ConsumerMessages | undefined;
+  /** connection drops seen; one during a batch breaks it (see pull) */
+  let drops = 0;
+  /** the client drops requests made while it is disconnected (they time out): wait for the reconnect */
+  let connected = true;
+  // ends when the connection is closed
+  void (async () => {
+    for await (const s of nc.status()) {
+      if (s.type !== 'disconnect' && s.type !== 'reconnect' && s.type !== 'staleConnection') continue;
+      drops++;
+      connected = s.type === 'reconnect';
+      // what is on the way is lost: end the fetch now, not when its heartbeats are missed
+      batch?.stop();
+    }
+  })().catch(() => undefined);
+  const untilConnected = async (): Promise<void> => {
+    for (let waited = 0; !connected && !stopRequested && waited < RECONNECT_PATIENCE_MS; waited += 50) await new Promise((r) => setTimeout(r, 50));
+  };
+  const kv = await openDescriptorBucket(nc);
+  const cache = new DescriptorCache(patientKv(kv, untilConnected, () => stopRequested, log), log.child({ component: 'descriptors' }));
   const wanted = headerFor(config);
   const found = Spool.open(path);
   if (found !== undefined) checkSame(path, found.header, wanted);
@@ -133,9 +198,7 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
   // one order guard over the spooled frames and the new ones: the same frames are used as in one run
   const guard = new SeqGuard();
   const began = Date.now();
-  let stopRequested = false;
   let aborted = false;
-  let batch: ConsumerMessages | undefined;
   const requestStop = (): void => {
     stopRequested = true;
     batch?.stop();
@@ -150,11 +213,18 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
     const wait = frame === undefined ? undefined : writer.add(frame, data);
     if (wait !== undefined) await wait;
   };
+  let cut;
   try {
-    await spool.replay((r) => take(r.subject, r.data));
+    cut = await spool.replay((r) => take(r.subject, r.data));
   } catch (error) {
     await writer.abort();
     throw error;
+  }
+  if (cut !== undefined) {
+    log.warn(
+      { spool: path, offset: cut.offset, bytes: cut.bytes, torn: cut.reason === 'short' ? 'runs past the end of the file' : 'fails its checksum, nothing good after it', spooledFrames: spool.frames },
+      'the spool ended in a torn record (a kill or a crash during a write): cut it off; its frames are taken from the stream again',
+    );
   }
   if (spool.done) {
     // killed after the file was in place: only the clean-up is left
@@ -164,7 +234,8 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
   }
   let opened;
   try {
-    opened = await openDurable(nc, { stream, name, filter, startNs: BigInt(header.startNs), afterSeq: spool.maxSeq, resuming: found !== undefined });
+    // a cut tail may hold frames that were acked: start after the spool, not after the ack floor
+    opened = await openDurable(nc, { stream, name, filter, startNs: BigInt(header.startNs), afterSeq: spool.maxSeq, resuming: found !== undefined, ignoreAckFloor: cut !== undefined });
   } catch (error) {
     await writer.abort();
     // a spool made just now for a consumer that cannot be had is not a recording
@@ -178,17 +249,59 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
     { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledFrames: spool.frames, fromSeq: opened.fromSeq, resumeMs: Date.now() - began },
     found === undefined ? 'recording' : 'resuming',
   );
+  const startNs = BigInt(header.startNs);
   const endNs = header.endNs === null ? undefined : BigInt(header.endNs);
+
+  // The server counts a message as delivered once it is written to the socket. One that is lost
+  // on the way (the connection dropped, a fetch given up) is acked by the ack-all of any later
+  // one, and when it comes back after ack_wait it is below spool.maxSeq and skipped: lost. So a
+  // batch is acked only when every delivery before its last message was received (the consumer's
+  // delivery sequence has no gap), the fetch ended without an error and the connection did not
+  // drop meanwhile. Otherwise nothing is acked: the spool is fsynced and the consumer recreated
+  // just after it, as a restart does.
+  let consumer = opened.consumer;
+  /** the delivery sequence the next message of this consumer must have */
+  let nextDelivery = 1;
+  let recreated = 0;
+
+  /** Recreates the consumer after the spool (retrying while NATS is away); false when stopped meanwhile. */
+  const recreate = async (why: string): Promise<boolean> => {
+    for (let attempt = 0; !stopRequested; attempt++) {
+      await untilConnected();
+      try {
+        const again = await openDurable(nc, { stream, name, filter, startNs, afterSeq: spool.maxSeq, resuming: true });
+        consumer = again.consumer;
+        nextDelivery = 1;
+        recreated++;
+        log.warn({ why, spooled: spool.maxSeq, fromSeq: again.fromSeq, attempts: attempt + 1 }, 'frames may have been delivered and not received: recreated the consumer just after the spool');
+        if (again.lostBefore !== undefined) log.warn({ stream, firstSeq: again.lostBefore, spooled: spool.maxSeq }, 'frames the recording needed left the stream (max_age) meanwhile: the file has a gap there');
+        return true;
+      } catch (error) {
+        if (error instanceof RezolusError && error.code !== 'NATS_UNAVAILABLE') throw error;
+        if (attempt === 0) log.warn({ error: String(error) }, 'cannot recreate the consumer yet; retrying every second');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    return false;
+  };
 
   const pull = async (): Promise<void> => {
     while (!stopRequested) {
       let last: JsMsg | undefined;
       let lastPending = -1;
       let ended = false;
-      let failed = false;
+      /** why this batch must not be acked */
+      let broken: string | undefined;
+      const dropsBefore = drops;
       try {
-        batch = await opened.consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
+        batch = await consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
+        if (drops !== dropsBefore) batch.stop();
         for await (const m of batch) {
+          if (m.info.deliverySequence !== nextDelivery) {
+            broken = `delivery ${m.info.deliverySequence} came after ${nextDelivery - 1}`;
+            break;
+          }
+          nextDelivery++;
           if (endNs !== undefined && BigInt(m.info.timestampNanos) > endNs) {
             ended = true;
             break;
@@ -197,6 +310,8 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
           lastPending = m.info.pending;
           // a redelivery of what the spool holds
           if (m.info.streamSequence <= spool.maxSeq) continue;
+          // a start time still to come makes the server start at its last message: the window starts at startNs
+          if (BigInt(m.info.timestampNanos) < startNs) continue;
           // the fleet filter delivers every host: keep the selected ones
           if (pick !== undefined && !pick(subjectHostToken(m.subject))) continue;
           spool.append({ seq: m.info.streamSequence, timeNs: BigInt(m.info.timestampNanos), subject: m.subject, data: m.data });
@@ -205,19 +320,22 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
         }
       } catch (error) {
         if (error instanceof RezolusError) throw error;
-        failed = true;
-        log.warn({ error: String(error) }, 'fetching from the stream failed; retrying');
+        broken = `the fetch failed: ${String(error)}`;
       } finally {
         batch = undefined;
       }
-      // durable first, then acked (ack policy all: the last acks the batch)
+      if (broken === undefined && drops !== dropsBefore) broken = 'the connection dropped';
+      // durable first, then acked (ack policy all: the last acks the batch, and every delivery before it)
       spool.sync();
-      last?.ack();
+      if (broken === undefined) last?.ack();
       if (ended || stopRequested) return;
-      if (failed) await new Promise((r) => setTimeout(r, 1000));
-      else if (endNs !== undefined && BigInt(Date.now()) * 1_000_000n > endNs + END_GRACE_NS && (last === undefined || lastPending === 0)) {
+      if (broken !== undefined) {
+        if (!(await recreate(broken))) return;
+        continue;
+      }
+      if (endNs !== undefined && BigInt(Date.now()) * 1_000_000n > endNs + END_GRACE_NS && (last === undefined || lastPending === 0)) {
         // past the end and caught up, unless the server holds more (it may have been away)
-        const pending = await opened.consumer.info(false).then((i) => i.num_pending, () => -1);
+        const pending = await consumer.info(false).then((i) => i.num_pending, () => -1);
         if (pending === 0) return;
       }
     }
@@ -239,6 +357,7 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
       throw new RezolusError('WRITE_FAILED', `${message}; ${path} and consumer ${name} are kept: run the same command again to write the file`, { cause: error });
     }
     spool.markDone();
+    log.info({ output: s.output, frames: s.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: recreated }, 'recorded');
     const hostsInStream = s.written ? undefined : await streamHosts(nc, stream);
     await deleteDurable(nc, stream, name);
     spool.remove();

@@ -5,16 +5,61 @@
  * rows from the spool and continue from the consumer's ack floor. The
  * header (what the recording was started with, its window) is written once,
  * atomically; a torn last record (a kill during an append) is cut off on
- * open. A `done` record says the Parquet file is in place, so a recorder
+ * open, and reported; damage before the end is refused (see replay). A `done` record says the Parquet file is in place, so a recorder
  * killed while cleaning up only has to finish the clean-up.
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { RezolusError } from '../errors.js';
 import { syncDir } from './fsync.js';
 import { writeError } from './io-error.js';
 import { decodeRecord, encodeRecord, RECORD_PREFIX, SPOOL_MAGIC, type FrameRecord, type SpoolHeader } from './spool-format.js';
 
 const READ_CHUNK = 1024 * 1024;
+
+/** A torn tail replay() cut off. */
+export interface SpoolCut {
+  /** byte offset of the first byte cut */
+  readonly offset: number;
+  readonly bytes: number;
+  /** `short`: the last record runs past the end of the file; `bad`: the last one fails its checksum */
+  readonly reason: 'short' | 'bad';
+}
+
+/**
+ * Whether the bad record at `offset` can be a torn last write: no whole
+ * record that passes its checksum follows it. Its length and those of the
+ * records after it are followed to the end of the file (a record running
+ * past the end, or a few stray bytes, end the walk); a length that cannot
+ * be followed is accepted only when everything from there on is zeros.
+ */
+function tornAt(fd: number, offset: number, size: number): boolean {
+  const prefix = Buffer.alloc(RECORD_PREFIX);
+  for (let at = offset, first = true; ; first = false) {
+    if (size - at < RECORD_PREFIX) return true;
+    readSync(fd, prefix, 0, RECORD_PREFIX, at);
+    // a prefix alone decodes as `more`, or as `bad` when its length is 0 or too large to be a record
+    if (decodeRecord(prefix, 0) === 'bad') return zerosFrom(fd, at, size);
+    const n = prefix.readUInt32LE(0);
+    if (at + RECORD_PREFIX + n > size) return true;
+    if (!first) {
+      const whole = Buffer.allocUnsafe(RECORD_PREFIX + n);
+      readSync(fd, whole, 0, whole.length, at);
+      if (decodeRecord(whole, 0) !== 'bad') return false;
+    }
+    at += RECORD_PREFIX + n;
+  }
+}
+
+function zerosFrom(fd: number, offset: number, size: number): boolean {
+  const chunk = Buffer.allocUnsafe(READ_CHUNK);
+  for (let at = offset; at < size; ) {
+    const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - at), at);
+    if (n === 0) break;
+    for (let i = 0; i < n; i++) if (chunk[i] !== 0) return false;
+    at += n;
+  }
+  return true;
+}
 
 export class Spool {
   readonly path: string;
@@ -95,19 +140,46 @@ export class Spool {
   /**
    * Reads every frame record, in order, waiting whenever `onFrame` returns a
    * promise; then cuts off a torn tail and opens the spool for appending.
+   * Returns what was cut, if anything (the caller logs it).
+   *
+   * Only the end of the file can be torn: every write appends, and a frame
+   * is acked only after the write holding it was fsynced. So a record that
+   * runs past the end of the file (a kill or a crash during the last write),
+   * or a bad one that no good record follows (a crash that got the file's
+   * size to disk before all of its data), is cut. A bad record with a good
+   * one after it is damage, not a torn write: the frames
+   * after it were fsynced and may have been acked, so they may be in no other
+   * place; cutting them would lose them without a word. That is refused, in
+   * one line naming the file and the byte offset.
    */
-  async replay(onFrame: (r: FrameRecord) => Promise<void> | undefined): Promise<void> {
+  async replay(onFrame: (r: FrameRecord) => Promise<void> | undefined): Promise<SpoolCut | undefined> {
     const fd = openSync(this.path, 'r');
     let buf = Buffer.alloc(0);
     let base = this.#end; // file offset of buf[0]
     let at = 0;
     let eof = false;
+    let cut: SpoolCut | undefined;
     try {
+      const size = fstatSync(fd).size;
       for (;;) {
         const d = decodeRecord(buf, at);
-        if (d === 'bad') break;
+        if (d === 'bad') {
+          const offset = base + at;
+          if (!tornAt(fd, offset, size)) {
+            throw new RezolusError(
+              'SPOOL',
+              `${this.path} is damaged at byte ${offset} of ${size} (a record fails its checksum and ${size - offset} bytes follow, frames that may be stored nowhere else): ` +
+                `move it away to start the recording over, or cut it there (truncate -s ${offset}) to keep the ${this.#frames} frames before it`,
+            );
+          }
+          cut = { offset, bytes: size - offset, reason: 'bad' };
+          break;
+        }
         if (d === 'more') {
-          if (eof) break;
+          if (eof) {
+            if (buf.length > at) cut = { offset: base + at, bytes: buf.length - at, reason: 'short' };
+            break;
+          }
           const held = buf.length - at;
           const missing = held >= RECORD_PREFIX ? buf.readUInt32LE(at) + RECORD_PREFIX - held : RECORD_PREFIX;
           const chunk = Buffer.allocUnsafe(Math.max(READ_CHUNK, missing));
@@ -130,7 +202,7 @@ export class Spool {
     } finally {
       closeSync(fd);
     }
-    this.#end = base + at;
+    this.#end = cut?.offset ?? base + at;
     try {
       this.#fd = openSync(this.path, 'r+');
       if (statSync(this.path).size > this.#end) {
@@ -140,6 +212,7 @@ export class Spool {
     } catch (error) {
       throw writeError(this.path, error);
     }
+    return cut;
   }
 
   /** Queues a frame message; it is durable after sync(). */

@@ -1,8 +1,9 @@
 import test from 'ava';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer, connect as tcpConnect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -59,8 +60,8 @@ interface Run {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function startRecord(args: readonly string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--log-level', 'info', ...args], {
+function startRecord(args: readonly string[], natsUrl = server.url): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', natsUrl, '--log-level', 'info', ...args], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -253,4 +254,121 @@ test.serial('record --durable --since records a past window from the stream and 
   t.true(Number(row?.n) >= 18 && Number(row?.n) <= 25, `${String(row?.n)} rows for 2 s at 100 ms (and the start-up)`);
   t.is(row?.d, row?.n);
   t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('since.parquet')), ['since.parquet']);
+});
+
+/**
+ * A TCP proxy to the test server for one client: drop() cuts every connection through it (what a
+ * network blip does to the recorder alone; the server and the publishers stay up) and refuses new
+ * ones for `downMs`.
+ */
+const LATENCY_MS = 20;
+async function startProxy(): Promise<{ url: string; drop(downMs: number): void; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
+  let downUntil = 0;
+  const proxy: Server = createServer((client) => {
+    if (Date.now() < downUntil) {
+      client.destroy();
+      return;
+    }
+    const upstream = tcpConnect(server.port, '127.0.0.1');
+    sockets.add(client).add(upstream);
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+      sockets.delete(client);
+      sockets.delete(upstream);
+    };
+    for (const s of [client, upstream]) s.on('error', end).on('close', end);
+    client.pipe(upstream);
+    // the server's bytes reach the client LATENCY_MS late, as over a real network: a drop loses
+    // what is on the way, which the server counts as delivered
+    upstream.on('data', (chunk: Buffer) => {
+      setTimeout(() => {
+        if (!client.destroyed) client.write(chunk);
+      }, LATENCY_MS);
+    });
+  });
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  return {
+    url: `nats://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    drop(downMs) {
+      downUntil = Date.now() + downMs;
+      for (const s of sockets) s.destroy();
+    },
+    close: () => new Promise<void>((r) => {
+      for (const s of sockets) s.destroy();
+      proxy.close(() => r());
+    }),
+  };
+}
+
+test.serial('record --durable whose connection drops while frames flow records every frame of its window exactly once', async (t) => {
+  const out = join(dir, 'blip.parquet');
+  const proxy = await startProxy();
+  // an exact window in store time, so that the stream can be asked what it holds in it
+  const sinceMs = Date.now();
+  const untilMs = sinceMs + 11_000;
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const run = startRecord(['--durable', 'blip', '--hosts', 'sim-*', '--interval', '100ms', '--since', iso(sinceMs), '--until', iso(untilMs), '-o', out], proxy.url);
+  await waitFor(run, '"msg":"recording"');
+  const began = Date.now();
+  // five drops while it catches up and then keeps up, at different points of the 100 ms publishing
+  // cycle; two refuse the reconnect for a while, so frames pile up meanwhile
+  const drops = [
+    { atMs: 200, downMs: 0 },
+    { atMs: 1550, downMs: 300 },
+    { atMs: 3200, downMs: 0 },
+    { atMs: 4700, downMs: 1200 },
+    { atMs: 7600, downMs: 0 },
+  ];
+  for (const d of drops) {
+    await new Promise((r) => setTimeout(r, Math.max(0, began + d.atMs - Date.now())));
+    proxy.drop(d.downMs);
+  }
+  const e = await run.exited;
+  await proxy.close();
+  t.is(e.code, 0, run.stderr);
+  const disconnects = run.stderr.split('\n').filter((l) => l.includes('"msg":"disconnected from NATS"')).length;
+  t.true(disconnects >= drops.length, `the recorder saw ${disconnects} disconnects`);
+
+  // what the stream holds in the window, by sampler
+  const sinceNs = BigInt(sinceMs) * 1_000_000n;
+  const untilNs = BigInt(untilMs) * 1_000_000n;
+  const nc = await connect({ servers: server.url });
+  const c = await jetstream(nc).consumers.get('REZOLUS', { deliver_policy: DeliverPolicy.StartTime, opt_start_time: iso(sinceMs) });
+  const stored = new Map<string, number>();
+  const msgs = await c.consume({ max_messages: 5000 });
+  for await (const m of msgs) {
+    const ts = BigInt(m.info.timestampNanos);
+    if (ts > untilNs) break;
+    if (ts >= sinceNs) {
+      const sampler = m.subject.split('.').at(-1) ?? '';
+      stored.set(sampler, (stored.get(sampler) ?? 0) + 1);
+    }
+  }
+  await msgs.close();
+  await nc.close();
+
+  const duck = await Duck.open();
+  const [r] = await duck.rows(
+    `SELECT count(*) AS rows, count(DISTINCT (host, timestamp)) AS distinct_rows, count(DISTINCT host) AS hosts FROM read_parquet('${out}')`,
+  );
+  const recorded = logLine(run, 'recorded');
+  t.log(run.stderr.split('\n').filter((l) => /recreated|retrying|torn|descriptor lookup/.test(l)).map((l) => l.slice(0, 300)).join('\n'));
+  t.log(`stream holds ${[...stored].map(([k, v]) => `${v} ${k}`).join(', ')} frames in the window; the file: ${String(r?.rows)} rows; ${disconnects} disconnects, consumer recreated ${String(recorded?.consumerRecreated)} times; the recorder took ${String(recorded?.frames)} frames`);
+  const inWindow = [...stored.values()].reduce((a, b) => a + b, 0);
+  t.is(recorded?.frames, inWindow, 'the recorder took every frame the stream holds in the window, once');
+  t.is(Number(r?.hosts), HOSTS, 'every host');
+  t.is(Number(r?.distinct_rows), Number(r?.rows), 'no duplicate row');
+  t.true(inWindow > HOSTS * 2 * 70, 'the window holds frames');
+  // a row takes the newest frame of each sampler: a lost cpu_usage frame shows as a row with the
+  // values of the tick before, two lost frames of a tick as a missing row
+  const rows = await duck.rows(`SELECT host, timestamp, "cpu_usage/user/0" AS user0 FROM read_parquet('${out}') ORDER BY host, timestamp`);
+  const wrong = rows.filter((row) => row.user0 !== USER0 + 1000n * (((row.timestamp as bigint) - fleet.startNs) / PERIOD_NS) + BigInt(Number((row.host as string).slice(4)))).length;
+  t.is(wrong, 0, 'every row holds the values published for its time');
+  const byHost = new Map<string, bigint[]>();
+  for (const row of rows) (byHost.get(row.host as string) ?? byHost.set(row.host as string, []).get(row.host as string))?.push(row.timestamp as bigint);
+  const gaps = [...byHost].filter(([, ts]) => Number((ts.at(-1) as bigint) - (ts[0] as bigint)) / Number(PERIOD_NS) + 1 !== ts.length).map(([h]) => h);
+  t.deepEqual(gaps, [], 'no host has a gap');
+  t.deepEqual(readdirSync(dir).filter((f) => f.startsWith('blip.parquet')), ['blip.parquet'], 'no spool or temporary file left');
 });
