@@ -53,8 +53,15 @@ export class DescriptorCache {
   }
 
   private async fetch(hash: string, key: string): Promise<Descriptor | undefined> {
+    let entry;
     try {
-      const entry = (await this.kv.get(key)) ?? (await this.kv.get(hash));
+      entry = (await this.kv.get(key)) ?? (await this.kv.get(hash));
+    } catch (error) {
+      // NATS away or slow: not an answer about the descriptor, so not remembered as a miss
+      this.log.warn({ descriptor: key, error: String(error) }, 'descriptor lookup failed; the next frame asks again');
+      return undefined;
+    }
+    try {
       if (entry === null || entry.value.length === 0) {
         this.#miss(key);
         return undefined;

@@ -4,7 +4,7 @@
  * time, stopped at its end or at the stream head, deleted when done.
  */
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Frame } from '../frame/types.js';
 import { RezolusError } from '../errors.js';
 import type { DescriptorCache } from './descriptors.js';
@@ -30,7 +30,11 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
   const info = await jetstreamManager(nc)
     .then((jsm) => jsm.streams.info(stream))
     .catch((error: unknown) => {
-      throw new RezolusError('NO_STREAM', `stream ${stream} not found (${String(error)}): is an agent publishing to this NATS server?`);
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) {
+        throw new RezolusError('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+      }
+      // a timeout or a refusal is not an answer about the stream
+      throw new RezolusError('NATS_UNAVAILABLE', `cannot read stream ${stream}: ${String(error)}`, { cause: error });
     });
   const maxAgeNs = BigInt(info.config.max_age);
   // a lookback equal to max_age (the default on both sides) is fine; its start moves on while the window is read
