@@ -30,6 +30,11 @@ export class DescriptorCache {
     return this.known.size;
   }
 
+  /** The descriptor of a hash already found, without I/O. */
+  peek(hash: string): Descriptor | undefined {
+    return this.known.get(hash);
+  }
+
   /**
    * The descriptor of a frame of `host`, or undefined when the hash is
    * malformed, absent from the bucket or its content is invalid. Looked up

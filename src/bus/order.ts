@@ -11,7 +11,7 @@
 
 /** Runs remembered per (host, sampler): a restart, and a second agent claiming the host, fit. */
 const RUNS_PER_SOURCE = 4;
-/** (host, sampler) pairs remembered at most; the least recently used is forgotten first. */
+/** (host, sampler) pairs remembered at most; the one remembered longest is forgotten first. */
 const DEFAULT_MAX_SOURCES = 100_000;
 
 interface Run {
@@ -40,16 +40,22 @@ export class SeqGuard {
     const key = `${f.host}\u0000${f.sampler}`;
     let runs = this.#sources.get(key);
     if (runs === undefined) {
-      runs = [];
       if (this.#sources.size >= this.#maxSources) {
+        // the source remembered longest goes (insertion order: cheaper than keeping a strict LRU
+        // per frame; a live source evicted this way is only remembered afresh from its next frame)
         const oldest = this.#sources.keys().next().value;
         if (oldest !== undefined) this.#sources.delete(oldest);
       }
-    } else {
-      // most recently used last, so eviction takes the source quiet the longest
-      this.#sources.delete(key);
+      runs = [];
+      this.#sources.set(key, runs);
     }
-    this.#sources.set(key, runs);
+    // the common case: the run heard from last
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last.instance === f.instance) {
+      if (f.seq <= last.seq) return false;
+      last.seq = f.seq;
+      return true;
+    }
     const i = runs.findIndex((r) => r.instance === f.instance);
     const run = i === -1 ? undefined : runs[i];
     if (run !== undefined && f.seq <= run.seq) return false;

@@ -32,5 +32,5 @@ test('memory is bounded: runs per source and sources', (t) => {
   t.false(g.accept(f(10, 5)), 'a recent one is not');
   for (const host of ['a', 'b', 'c', 'd']) g.accept(f(1, 1, host));
   t.is(g.size, 3);
-  t.true(g.accept(f(1, 1, 'a')), 'the least recently used source was forgotten');
+  t.true(g.accept(f(1, 1, 'a')), 'the source remembered longest was forgotten');
 });
