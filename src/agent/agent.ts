@@ -14,6 +14,8 @@ export interface FrameSink {
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void;
   putDescriptor(key: string, value: string): void;
   stats: PublishStats;
+  /** the largest message the bus takes (the server's max_payload), when known */
+  maxPayload?(): number | undefined;
 }
 
 /**
@@ -154,11 +156,18 @@ export class Agent implements AgentIntrospection {
     this.o.onStatusChange?.();
   }
 
+  /**
+   * Stops the clocks and, after any refresh under way, takes one last
+   * reading of every working sampler, marked as the last frame of this run
+   * (consumers then let the next run of this host take over at once).
+   */
   async stop(): Promise<void> {
+    if (this.stopped) return;
     this.stopped = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
     await Promise.all(this.runtimes.map((r) => r.busy));
+    await Promise.all(this.runtimes.filter((r) => r.sampler !== undefined && r.seq > 0).map((r) => this.refresh(r, true)));
     for (const r of this.runtimes) await r.sampler?.close?.();
   }
 
@@ -231,7 +240,7 @@ export class Agent implements AgentIntrospection {
     this.schedule(intervalMs);
   }
 
-  private async refresh(r: Runtime): Promise<void> {
+  private async refresh(r: Runtime, last = false): Promise<void> {
     const sampler = r.sampler as Sampler;
     const t0 = process.hrtime.bigint();
     const beginNs = nowNs();
@@ -254,13 +263,18 @@ export class Agent implements AgentIntrospection {
     }
     const endNs = nowNs();
     try {
-      if (points.length > 0) this.emit(r, points, beginNs, endNs);
+      if (points.length > 0) this.emit(r, points, beginNs, endNs, last);
     } catch (error) {
-      // A reading that cannot become a frame (say a counter beyond u64) is dropped, never half-sent.
+      // A reading that cannot become a frame (say a counter beyond u64, or a descriptor the bus
+      // cannot carry) is dropped, never half-sent; the sampler shows as failed until one can.
       r.errors++;
       r.refreshNs += process.hrtime.bigint() - t0;
       r.refreshes++;
-      this.o.log.warn({ sampler: r.definition.name, error: String(error) }, 'reading could not be encoded; dropped');
+      const message = String(error);
+      if (r.status.state !== 'failed' || r.status.error !== message) {
+        this.o.log.warn({ sampler: r.definition.name, error: message }, 'reading could not be encoded; dropped');
+        this.setStatus(r, { state: 'failed', error: message });
+      }
       return;
     }
     if (r.status.state === 'failed') this.setStatus(r, working(sampler));
@@ -268,13 +282,21 @@ export class Agent implements AgentIntrospection {
     r.refreshes++;
   }
 
-  private emit(r: Runtime, points: Point[], beginNs: bigint, endNs: bigint): void {
+  private emit(r: Runtime, points: Point[], beginNs: bigint, endNs: bigint, last: boolean): void {
     const name = r.definition.name;
     if (r.descriptor === undefined || !sameLayout(r.lastPoints, points)) {
       r.descriptor = describe(name, points);
     }
     r.lastPoints = points;
     const d = r.descriptor;
+    const limit = this.o.sink.maxPayload?.();
+    if (limit !== undefined && d.json.length > limit) {
+      // put, it would be refused, and every frame of the sampler would be undecodable
+      throw new Error(
+        `its descriptor (${points.length} series) is ${d.json.length} bytes, more than the bus takes (max_payload ${limit}): ` +
+          'fewer series (for cgroups, lower [cgroups] max_cgroups) or a larger max_payload in nats-server',
+      );
+    }
     const now = Date.now();
     const putAt = this.descriptorPutAt.get(d.hash);
     if (putAt === undefined || now - putAt > this.o.descriptorTtlMs / 4) {
@@ -285,7 +307,7 @@ export class Agent implements AgentIntrospection {
     for (let i = 0; i < points.length; i++) values[i] = (points[i] as Point).value;
     r.seq++;
     const data = encodeFrame(
-      { host: this.host, sampler: name, instance: this.o.instance, seq: r.seq, beginNs, endNs, descriptor: d.hash },
+      { host: this.host, sampler: name, instance: this.o.instance, seq: r.seq, beginNs, endNs, descriptor: d.hash, ...(last ? { last } : {}) },
       values,
     );
     r.lastFrameBytes = data.byteLength;

@@ -65,6 +65,8 @@ interface Track {
   heardNs: bigint;
   /** runs this track replaced, most recent last: their late frames are not taken */
   readonly replaced: number[];
+  /** the current run sent its last frame (a clean stop): another run takes over at once */
+  ended: boolean;
 }
 
 /** Replaced runs remembered per (host, sampler). */
@@ -134,7 +136,7 @@ export class ExporterState {
     let track = this.#tracks.get(key);
     if (track === undefined) {
       track = {
-        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, replaced: [],
+        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, replaced: [], ended: false,
       };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
@@ -147,7 +149,7 @@ export class ExporterState {
       // clock went back still takes over), else in frame time. A replaced run never comes back.
       const latest = track.frames[track.frames.length - 1];
       const quietNs = (receivedNs ?? frame.endNs) - (receivedNs === undefined ? (latest?.endNs ?? 0n) : track.heardNs);
-      if ((latest !== undefined && quietNs < this.#takeoverNs(track)) || track.replaced.includes(frame.instance)) {
+      if ((latest !== undefined && !track.ended && quietNs < this.#takeoverNs(track)) || track.replaced.includes(frame.instance)) {
         this.stats.contested++;
         return;
       }
@@ -173,6 +175,7 @@ export class ExporterState {
     const prev = track.frames[track.frames.length - 1];
     if (prev !== undefined) track.spacingNs = frame.endNs - prev.endNs;
     track.heardNs = receivedNs ?? frame.endNs;
+    track.ended = frame.last === true;
     track.frames.push(frame);
     this.stats.ingested++;
     if (this.#oversample.size > 0) this.#addRates(track, prev, frame);

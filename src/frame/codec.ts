@@ -41,6 +41,8 @@ export interface FrameHeader {
   readonly beginNs: bigint;
   readonly endNs: bigint;
   readonly descriptor: string;
+  /** the last frame of this agent run (the agent is stopping) */
+  readonly last?: boolean;
 }
 
 /**
@@ -61,7 +63,7 @@ function wireValue(v: Value): unknown {
 export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint8Array {
   const x = new Array<unknown>(values.length);
   for (let i = 0; i < values.length; i++) x[i] = wireValue(values[i] as Value);
-  return packr.pack({
+  const frame: Record<string, unknown> = {
     v: FRAME_VERSION,
     h: header.host,
     s: header.sampler,
@@ -71,7 +73,9 @@ export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint
     e: header.endNs,
     d: header.descriptor,
     x,
-  });
+  };
+  if (header.last === true) frame.l = true;
+  return packr.pack(frame);
 }
 
 function asBigInt(v: unknown, field: string): bigint {
@@ -119,6 +123,7 @@ export function decodeFrame(bytes: Uint8Array): RawFrame {
     endNs,
     descriptor: asString(f.d, 'd'),
     values: f.x,
+    ...(f.l === true ? { last: true } : {}),
   };
 }
 
@@ -212,6 +217,7 @@ export function resolveFrame(raw: RawFrame, descriptor: Descriptor): Frame {
     endNs: raw.endNs,
     descriptorHash: raw.descriptor,
     descriptor,
+    ...(raw.last === true ? { last: true } : {}),
     values,
   };
 }

@@ -45,6 +45,8 @@ export interface RawFrame {
   readonly descriptor: string;
   /** raw wire values; histograms still in [index[], count[]] form */
   readonly values: readonly unknown[];
+  /** the last frame of its agent run: the agent stopped cleanly after it */
+  readonly last?: boolean;
 }
 
 /** A frame with its descriptor resolved and its values typed. */
@@ -58,4 +60,6 @@ export interface Frame {
   readonly descriptorHash: string;
   readonly descriptor: Descriptor;
   readonly values: readonly FrameValue[];
+  /** the last frame of its agent run: the agent stopped cleanly after it */
+  readonly last?: boolean;
 }

@@ -13,8 +13,8 @@
  *   from the same agent run (a duplicate, or an older frame after a
  *   reconnect) is dropped: a row never goes back to older values;
  * - another run (an agent restart, seq from 1 again; or a second agent
- *   claiming the host) takes the (host, sampler) over when the current run
- *   has gone quiet: its frame ends more than two of the current run's
+ *   claiming the host) takes the (host, sampler) over at once when the
+ *   current run's last frame said so (a clean stop), else when it has gone quiet: its frame ends more than two of the current run's
  *   intervals (at least 1 s; an agent takes longer than that to restart) after the current run's last one, or it is
  *   the third frame in a row of that run with none of the current run in
  *   between (a restarted host whose clock went back). Until then its frames
@@ -38,6 +38,8 @@ export interface TimedFrame {
   /** agent run and sequence; without them a frame is taken as it comes */
   readonly instance?: number;
   readonly seq?: number;
+  /** the last frame of its run (the agent stopped cleanly) */
+  readonly last?: boolean;
 }
 
 export interface Row<F extends TimedFrame> {
@@ -74,6 +76,8 @@ interface Source {
   /** another run heard since the current run's last frame, and how many frames in a row */
   candidate: number | undefined;
   candidateFrames: number;
+  /** the current run sent its last frame (a clean stop): the next run takes over at once */
+  ended: boolean;
 }
 
 /** A frame with its arrival order: of two frames of a sampler, the later taken is the newer. */
@@ -149,7 +153,7 @@ export class RowBuilder<F extends TimedFrame> {
     if (f.instance === undefined || f.seq === undefined) return true;
     const s = h.sources.get(f.sampler);
     if (s === undefined) {
-      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0 });
+      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, ended: f.last === true });
       return true;
     }
     if (f.instance === s.instance) {
@@ -162,6 +166,7 @@ export class RowBuilder<F extends TimedFrame> {
       s.endNs = f.endNs;
       s.candidate = undefined;
       s.candidateFrames = 0;
+      if (f.last === true) s.ended = true;
       return true;
     }
     if (s.candidate === f.instance) s.candidateFrames++;
@@ -170,11 +175,11 @@ export class RowBuilder<F extends TimedFrame> {
       s.candidateFrames = 1;
     }
     const quietNs = QUIET_INTERVALS * s.spacingNs > MIN_QUIET_NS ? QUIET_INTERVALS * s.spacingNs : MIN_QUIET_NS;
-    if (f.endNs - s.endNs <= quietNs && s.candidateFrames < TAKEOVER_FRAMES) {
+    if (!s.ended && f.endNs - s.endNs <= quietNs && s.candidateFrames < TAKEOVER_FRAMES) {
       this.stats.contested++;
       return false;
     }
-    h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0 });
+    h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, ended: f.last === true });
     this.stats.restarts++;
     return true;
   }

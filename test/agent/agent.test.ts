@@ -212,6 +212,35 @@ test('the next tick with the same layout puts no descriptor and increments seq b
   }
 });
 
+test('stop takes one last reading of each sampler that published, marked as the last frame of the run', async (t) => {
+  const sink = new CollectingSink();
+  const a = fake('fake_a');
+  const agent = makeAgent(sink, [a.definition]);
+  await agent.start();
+  await agent.tickOnce();
+  await agent.tickOnce();
+  await agent.stop();
+  const frames = sink.framesOf('fake_a');
+  t.deepEqual(frames.map((f) => f.raw.seq), [1, 2, 3]);
+  t.deepEqual(frames.map((f) => f.raw.last === true), [false, false, true]);
+  await agent.stop();
+  t.is(sink.framesOf('fake_a').length, 3, 'a second stop sends nothing');
+});
+
+test('a descriptor larger than the bus takes fails the sampler with the reason; nothing of it is published', async (t) => {
+  const sink = new CollectingSink();
+  const small = Object.assign(sink, { maxPayload: () => 64 });
+  const a = fake('fake_a');
+  const agent = makeAgent(small, [a.definition]);
+  t.teardown(() => agent.stop());
+  await agent.start();
+  await agent.tickOnce();
+  t.deepEqual(sink.events, [], 'no descriptor and no frame');
+  const st = agent.status().find((s) => s.name === 'fake_a')?.status;
+  t.is(st?.state, 'failed');
+  t.regex(st?.state === 'failed' ? st.error : '', /its descriptor \(2 series\) is \d+ bytes, more than the bus takes \(max_payload 64\)/);
+});
+
 test('the descriptor is put again after a quarter of its TTL', async (t) => {
   const sink = new CollectingSink();
   const agent = makeAgent(sink, [fake('fake_a').definition], { descriptorTtlMs: 800 });
@@ -453,7 +482,10 @@ test('on its own clock a 100 ms sampler ticks on whole intervals', async (t) => 
   await agent.stop();
   const after = wallNs();
 
-  const frames = sink.framesOf('fake_fast');
+  // the last reading, taken when the agent stops, is not on the clock
+  const all = sink.framesOf('fake_fast');
+  t.true(all.at(-1)?.raw.last === true);
+  const frames = all.slice(0, -1);
   t.log(`frames: ${frames.length}; begin offsets in the interval (ms): ${frames.map((f) => Number(f.raw.beginNs % 100_000_000n) / 1e6).join(', ')}`);
   t.true(frames.length >= 4 && frames.length <= 6, `${frames.length} frames`);
   t.deepEqual(frames.map((f) => f.raw.seq), frames.map((_, i) => i + 1));

@@ -96,6 +96,16 @@ test('a restarted 100 ms agent takes over after 0.5 s of quiet, not after 2 × a
   t.is(s.stats.contested, 1);
 });
 
+test('a clean stop (the last frame says so) lets the next run take over at once, with no quiet', (t) => {
+  const s = new ExporterState();
+  s.ingest(frame('a', 10, T0 + 10n * SECOND, 111));
+  s.ingest({ ...frame('a', 11, T0 + 11n * SECOND, 111), last: true });
+  s.ingest(frame('a', 1, T0 + 12n * SECOND, 222));
+  t.is(s.view(SECOND)[0]?.latest.instance, 222);
+  t.is(s.stats.contested, 0);
+  t.is(s.stats.restarts, 1);
+});
+
 test('two live agents claiming one host: the first keeps it, the other is counted, nothing freezes', (t) => {
   const s = new ExporterState();
   for (let i = 1; i <= 10; i++) {

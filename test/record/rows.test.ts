@@ -107,6 +107,39 @@ test('an agent restart (new run, seq from 1, counters from 0) takes over once th
   t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 1, contested: 1 });
 });
 
+test('a fast clean restart: the old run\'s last frame says so and the new run takes over at once, no row lost', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 1000, 100),
+    odd('cpu', 1, 2, 2000, 200),
+    { ...odd('cpu', 1, 3, 3000, 300), last: true }, // the agent stopped cleanly
+    odd('cpu', 2, 1, 4000, 5), // one interval later: not quiet by frame time, taken all the same
+    odd('cpu', 2, 2, 5000, 15),
+  ]);
+  t.deepEqual(summary(rows), [
+    [1000, 'a', 100, undefined],
+    [2000, 'a', 200, undefined],
+    [3000, 'a', 300, undefined],
+    [4000, 'a', 5, undefined],
+    [5000, 'a', 15, undefined],
+  ]);
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 1, contested: 0 });
+});
+
+test('a fast restart after a crash (no last frame) is taken on its third frame: two frames lost, counted', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const rows = feed(b, [
+    odd('cpu', 1, 1, 1000, 100),
+    odd('cpu', 1, 2, 2000, 200),
+    odd('cpu', 1, 3, 3000, 300),
+    odd('cpu', 2, 1, 4000, 5),
+    odd('cpu', 2, 2, 5000, 15),
+    odd('cpu', 2, 3, 6000, 25),
+  ]);
+  t.deepEqual(summary(rows).map((r) => r[0]), [1000, 2000, 3000, 6000]);
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 1, contested: 2 });
+});
+
 test('a restart whose clock went back takes over on its third frame in a row, and rows wait until its time passes the last row', (t) => {
   const b = new RowBuilder<Frame>(SECOND, 100n * MS);
   const rows = feed(b, [
