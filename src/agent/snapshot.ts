@@ -29,6 +29,10 @@ export class SnapshotSink implements FrameSink {
     return this.#next.stats;
   }
 
+  maxPayload(): number | undefined {
+    return this.#next.maxPayload?.();
+  }
+
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     this.#latest.set(subject, data);
     this.#next.publishFrame(subject, data, idPrefix, seq);

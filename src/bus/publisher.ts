@@ -45,6 +45,9 @@ export interface PublisherOptions {
 
 const MAX_BACKOFF_MS = 1000;
 
+/** Errors of a message that will never fit: the client's max_payload check, a stream's max_msg_size. */
+const TOO_LARGE = /max_payload size exceeded|message size exceeds maximum/i;
+
 /**
  * What a queued item costs beyond its payload (the item object, the view
  * on the frame's bytes, the queue slot and the allocator's slack), so that
@@ -105,6 +108,11 @@ export class Publisher {
   /** Queues a descriptor, put in the bucket under descriptorKey(host, hash). */
   putDescriptor(hash: string, value: string): void {
     this.push({ kind: 'kv', key: hash, value }, value.length + hash.length + ITEM_OVERHEAD_BYTES);
+  }
+
+  /** The server's max_payload, once connected. */
+  maxPayload(): number | undefined {
+    return this.o.nc.info?.max_payload;
   }
 
   /** Resolves true when everything queued so far is acked, false after timeoutMs. */
@@ -256,13 +264,13 @@ export class Publisher {
    * the cause is fixed the next frame carries what this one had.
    */
   private refused(item: Item, error: unknown): boolean {
-    if (item.kind === 'frame' && error instanceof Error && /max_payload size exceeded/.test(error.message)) {
-      this.stats.dropped++;
+    if (error instanceof Error && TOO_LARGE.test(error.message)) {
+      // it would never fit: a frame is dropped and counted; a descriptor too (the agent checks
+      // descriptors against max_payload before it queues them, so this is a server limit below it)
+      const what = item.kind === 'frame' ? `a frame of ${item.data.byteLength} bytes for ${item.subject}` : `descriptor ${item.key} (${item.value.length} bytes)`;
+      if (item.kind === 'frame') this.stats.dropped++;
       this.acked(item);
-      this.o.log.error(
-        { subject: item.subject, bytes: item.data.byteLength, dropped: this.stats.dropped },
-        `a frame of ${item.data.byteLength} bytes for ${item.subject} is larger than the server's max_payload: dropped and counted (raise max_payload in nats-server, or fewer series per sampler)`,
-      );
+      this.o.log.error({ error: error.message, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
       return true;
     }
     const refused = item.kind === 'frame' ? error instanceof PublishRefusedError : /Permissions Violation/i.test(String(error));

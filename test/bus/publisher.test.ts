@@ -140,3 +140,18 @@ test.serial('a frame larger than the server max_payload is dropped and counted, 
   await nc.close();
   await server.dispose();
 });
+
+test.serial('a descriptor larger than the server max_payload is dropped, not retried ahead of every frame behind it', async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  const subject = 'rezolus.metrics.h1.cpu_usage';
+  t.is(publisher.maxPayload(), 1024 * 1024, 'the server\'s max_payload, for the agent to check descriptors against');
+  publisher.putDescriptor('0123456789abcdef', 'x'.repeat(1024 * 1024 + 10));
+  for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), 'h1.cpu_usage.1.', i);
+  t.true(await publisher.flush(10_000), 'the frames behind it are not stalled');
+  t.deepEqual(await storedPayloads(nc, subject), [1, 2, 3, 4, 5]);
+  t.is(publisher.stats.descriptorsPut, 0);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
