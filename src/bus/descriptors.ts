@@ -9,6 +9,12 @@ const HASH = /^[0-9a-f]{16}$/;
 const HOST = /^[a-z0-9_-]+$/;
 /** Misses remembered at most (frames with ever new unknown hashes must not grow memory). */
 const MAX_MISSING = 10_000;
+/**
+ * Descriptors kept at most, by their JSON size (cgroup churn makes new ones, each up to
+ * megabytes with thousands of cgroups). The one kept longest goes first; if it is still in use
+ * it is read from the bucket again.
+ */
+const MAX_KNOWN_BYTES = 256 * 1024 * 1024;
 
 /**
  * Resolves descriptor hashes through the KV bucket with a cache. Descriptors
@@ -16,7 +22,8 @@ const MAX_MISSING = 10_000;
  * a stream of frames with an unknown hash does not hammer the bucket.
  */
 export class DescriptorCache {
-  private readonly known = new Map<string, Descriptor>();
+  private readonly known = new Map<string, { readonly d: Descriptor; readonly bytes: number }>();
+  private knownBytes = 0;
   private readonly missing = new Map<string, number>();
   private readonly pending = new Map<string, Promise<Descriptor | undefined>>();
 
@@ -32,7 +39,7 @@ export class DescriptorCache {
 
   /** The descriptor of a hash already found, without I/O. */
   peek(hash: string): Descriptor | undefined {
-    return this.known.get(hash);
+    return this.known.get(hash)?.d;
   }
 
   /**
@@ -44,7 +51,7 @@ export class DescriptorCache {
    */
   async resolve(hash: string, host: string): Promise<Descriptor | undefined> {
     const hit = this.known.get(hash);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) return hit.d;
     if (!HASH.test(hash) || !HOST.test(host)) return undefined;
     const key = descriptorKey(host, hash);
     const missedAt = this.missing.get(key);
@@ -74,13 +81,25 @@ export class DescriptorCache {
       const json = entry.string();
       if (hashDescriptorJson(json) !== hash) throw new Error('content does not match its hash');
       const d = parseDescriptor(json);
-      this.known.set(hash, d);
+      this.#keep(hash, d, json.length);
       this.missing.delete(key);
       return d;
     } catch (error) {
       this.log.warn({ descriptor: key, error: String(error) }, 'unusable descriptor');
       this.#miss(key);
       return undefined;
+    }
+  }
+
+  #keep(hash: string, d: Descriptor, bytes: number): void {
+    // two hosts' keys of one hash may be read at once
+    if (this.known.has(hash)) return;
+    this.known.set(hash, { d, bytes });
+    this.knownBytes += bytes;
+    for (const [oldest, entry] of this.known) {
+      if (this.knownBytes <= MAX_KNOWN_BYTES || oldest === hash) break;
+      this.known.delete(oldest);
+      this.knownBytes -= entry.bytes;
     }
   }
 

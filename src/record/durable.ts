@@ -77,8 +77,6 @@ export interface DurableRecordConfig {
 const FETCH_MAX = 1000;
 /** how long a request waits for a dropped connection to come back before it is tried anyway */
 const RECONNECT_PATIENCE_MS = 10_000;
-/** how long a descriptor lookup is retried (NATS away) before its frame is given up as unusable */
-const DESCRIPTOR_PATIENCE_MS = 120_000;
 const FETCH_EXPIRES_MS = 1000;
 /** store times are the server's clock: allow it to be this far behind ours before the window is over */
 const END_GRACE_NS = 500_000_000n;
@@ -108,17 +106,16 @@ function headerFor(c: DurableRecordConfig): SpoolHeader {
  * cache takes a failed lookup for an unusable descriptor and skips the frame
  * (and the host's next frames for a while); here the frame is already spooled
  * and will be acked, so a timeout while NATS is away would lose it from the
- * file. A lookup that fails is tried again once connected, for up to
- * DESCRIPTOR_PATIENCE_MS; a missing key (null) is an answer, not a failure.
+ * file. A lookup that fails is tried again once connected, for as long as the
+ * recording runs; a missing key (null) is an answer, not a failure.
  */
 function patientKv(kv: KV, untilConnected: () => Promise<void>, stopped: () => boolean, log: Logger): KV {
   const get: KV['get'] = async (key, opts) => {
-    const began = Date.now();
     for (let attempt = 0; ; attempt++) {
       try {
         return await kv.get(key, opts);
       } catch (error) {
-        if (stopped() || Date.now() - began > DESCRIPTOR_PATIENCE_MS) throw error;
+        if (stopped()) throw error;
         if (attempt === 0) log.warn({ key, error: String(error) }, 'descriptor lookup failed; retrying once NATS answers');
         await untilConnected();
         await new Promise((r) => setTimeout(r, 200));

@@ -70,9 +70,10 @@ export function consumerPermissions(role: 'exporter' | 'recorder' | 'hindsight',
     `$JS.API.DIRECT.GET.${s}.>`,
   ];
   // The exporter follows frames live and reads the buckets: no consumer of the stream at all.
-  // Hindsight replays windows with ordered consumers (no acks, no durable). Only the recorder
-  // has durable consumers (--durable) and acks. Consumer names cannot be scoped by permissions,
-  // so a user with consumer rights may still pull from or delete any consumer of the stream.
+  // Hindsight replays windows with ordered consumers (no acks). Only the recorder has durable
+  // consumers (--durable) and acks. On nats-server 2.9 the CONSUMER.CREATE subject creates
+  // durable consumers too, so hindsight could make one; and consumer names cannot be scoped by
+  // permissions, so a user with consumer rights may pull from or delete any consumer of the stream.
   const ordered = [
     `$JS.API.CONSUMER.CREATE.${stream}`,
     `$JS.API.CONSUMER.CREATE.${stream}.>`,
