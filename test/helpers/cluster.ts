@@ -4,32 +4,20 @@
  * replaced, so the test proves the files users copy.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { freePort, natsAnswers } from '../../src/up/nats-server.js';
-import { NATS_SERVER_BIN } from './nats.js';
+import { NATS_SERVER_BIN, reapOrphans } from './nats.js';
 
 const DIR_PREFIX = join(tmpdir(), 'rezolus-cluster-test-');
 
-/** Kills cluster nodes orphaned by an earlier run killed before its cleanup (only ours: config under DIR_PREFIX). */
-function reapOrphans(): void {
-  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
-      const config = cmd[cmd.indexOf('-c') + 1] ?? '';
-      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && config.startsWith(DIR_PREFIX)) {
-        process.kill(Number(pid), 'SIGKILL');
-        rmSync(dirname(config), { recursive: true, force: true });
-      }
-    } catch {
-      // gone meanwhile, or not ours to read
-    }
-  }
-}
-reapOrphans();
+// cluster nodes orphaned by a killed run: their config file is in one of our temp dirs
+reapOrphans((cmd) => {
+  const config = cmd[cmd.indexOf('-c') + 1] ?? '';
+  return config.startsWith(DIR_PREFIX) ? dirname(config) : undefined;
+});
 
 export interface ClusterNode {
   readonly name: string;

@@ -8,25 +8,30 @@ const STORE_PREFIX = join(tmpdir(), 'rezolus-nats-test-');
 
 /**
  * Kills test servers orphaned by an earlier run that was killed before its
- * cleanup ran (their parent is gone, so PID 1 adopted them). Only servers
- * whose store is one of our temp dirs are touched.
+ * cleanup ran (their parent is gone, so PID 1 adopted them), and removes
+ * their temp dir. `ours` gives that dir from a server's argv, or undefined
+ * for a server that is not ours to touch.
  */
-function reapOrphans(): void {
+export function reapOrphans(ours: (argv: readonly string[]) => string | undefined): void {
   for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
       const ppid = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1];
-      const store = cmd[cmd.indexOf('-sd') + 1] ?? '';
-      if (cmd[0] === NATS_SERVER_BIN && ppid === '1' && store.startsWith(STORE_PREFIX) && !store.slice(STORE_PREFIX.length).includes('/')) {
+      const dir = cmd[0] === NATS_SERVER_BIN && ppid === '1' ? ours(cmd) : undefined;
+      if (dir !== undefined) {
         process.kill(Number(pid), 'SIGKILL');
-        rmSync(store, { recursive: true, force: true });
+        rmSync(dir, { recursive: true, force: true });
       }
     } catch {
       // the process ended meanwhile, or is not ours to read
     }
   }
 }
-reapOrphans();
+// single servers: their store (-sd) is one of our temp dirs
+reapOrphans((cmd) => {
+  const store = cmd[cmd.indexOf('-sd') + 1] ?? '';
+  return store.startsWith(STORE_PREFIX) && !store.slice(STORE_PREFIX.length).includes('/') ? store : undefined;
+});
 
 export interface TestNats extends NatsServer {
   readonly dataDir: string;
