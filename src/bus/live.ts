@@ -8,7 +8,7 @@ import type { Frame, RawFrame } from '../frame/types.js';
 import type { DescriptorCache } from './descriptors.js';
 import { SeqGuard } from './order.js';
 import { hostFilterSubjects, hostSelector, subjectHostToken } from './subjects.js';
-import { decodeOnSubject, emptySkipStats, resolveWith, type SkipStats } from './subscribe.js';
+import { decodeOnSubject, emptySkipStats, resolveRaw, resolveWith, type SkipStats } from './subscribe.js';
 
 const EMPTY = new Uint8Array(0);
 
@@ -60,7 +60,7 @@ export class FrameIntake {
     queue.push(slot);
     const q = queue;
     const decoded = raw ?? decodeOnSubject(subject, data, this.skipped);
-    const resolved = decoded === undefined ? Promise.resolve(undefined) : this.#resolve(decoded);
+    const resolved = decoded === undefined ? Promise.resolve(undefined) : resolveRaw(decoded, this.cache, this.skipped);
     resolved
       .then(
         (frame) => {
@@ -74,15 +74,6 @@ export class FrameIntake {
         slot.done = true;
         this.#drain(subject, q);
       });
-  }
-
-  async #resolve(raw: RawFrame): Promise<Frame | undefined> {
-    const descriptor = await this.cache.resolve(raw.descriptor, raw.host);
-    if (descriptor === undefined) {
-      this.skipped.unknownDescriptor++;
-      return undefined;
-    }
-    return resolveWith(raw, descriptor, this.skipped);
   }
 
   #use(frame: Frame, data: Uint8Array): void {

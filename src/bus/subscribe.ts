@@ -38,7 +38,8 @@ export function resolveWith(raw: RawFrame, descriptor: Descriptor, skipped: Skip
   }
 }
 
-async function resolveRaw(raw: RawFrame, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
+/** A decoded frame with its descriptor looked up (counted unknown_descriptor when there is none) and resolved. */
+export async function resolveRaw(raw: RawFrame, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
   const descriptor = await cache.resolve(raw.descriptor, raw.host);
   if (descriptor === undefined) {
     skipped.unknownDescriptor++;
