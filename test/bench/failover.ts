@@ -30,6 +30,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startNatsServer } from '../../src/up/nats-server.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { selfFigures } from '../helpers/agent-http.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { ENTRY, ensureBuilt, fmt, memKiB, NATS_SERVER_BIN, say, sleep, stderrTail, stopChild } from './common.js';
 
@@ -121,21 +122,6 @@ function median(xs: readonly number[]): number {
   return s.length === 0 ? Number.NaN : (s[Math.floor((s.length - 1) / 2)] as number);
 }
 
-/** rezolus_self's rezolus_publish_* gauges and counters as the agent's HTTP snapshot serves them. */
-async function publishFigures(port: number): Promise<Record<string, number>> {
-  const doc = (await (await fetch(`http://127.0.0.1:${port}/metrics/json`)).json()) as {
-    frames: { sampler: string; descriptor: string; values: unknown[] }[];
-    descriptors: Record<string, { series: [string, string[]][] }>;
-  };
-  const self = doc.frames.find((f) => f.sampler === 'rezolus_self');
-  const out: Record<string, number> = {};
-  if (self === undefined) return out;
-  doc.descriptors[self.descriptor]?.series.forEach(([name], i) => {
-    if (name.startsWith('rezolus_publish_')) out[name] = Number(self.values[i]);
-  });
-  return out;
-}
-
 async function fullBuffer(): Promise<void> {
   ensureBuilt();
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-bench-buffer-'));
@@ -159,20 +145,20 @@ async function fullBuffer(): Promise<void> {
   try {
     await sleep(8000);
     const before = memKiB(child.pid ?? 0);
-    const f0 = await publishFigures(httpPort);
+    const f0 = await selfFigures(httpPort);
     say(`part 2: agent process at 10 ms, buffer ${BUFFER_MIB} MiB; before the outage RSS ${fmt(before.rss / 1024, 1)} MiB, buffered ${f0.rezolus_publish_buffered ?? '?'}`);
     server.process.kill('SIGKILL');
     const killedAt = Date.now();
     let f: Record<string, number> = {};
     while (Date.now() - killedAt < 240_000) {
       await sleep(1000);
-      f = await publishFigures(httpPort);
+      f = await selfFigures(httpPort);
       if ((f.rezolus_publish_dropped ?? 0) > 0) break;
     }
     if ((f.rezolus_publish_dropped ?? 0) === 0) throw new Error(`the buffer did not fill in 240 s: ${JSON.stringify(f)} ${tail()}`);
     const filledS = (Date.now() - killedAt) / 1000;
     await sleep(10_000); // full and dropping for a while
-    f = await publishFigures(httpPort);
+    f = await selfFigures(httpPort);
     const full = memKiB(child.pid ?? 0);
     const bufferedMiB = (f.rezolus_publish_buffered_size ?? Number.NaN) / 1048576;
     const growthMiB = (full.rss - before.rss) / 1024;

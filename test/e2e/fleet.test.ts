@@ -16,6 +16,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { FIXTURE_ROOT, NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { until as waitUntil } from '../helpers/until.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { MALFORMED_KINDS, SimFleet, simDelta, simHost, type SkipReason } from '../helpers/sim-fleet.js';
 
@@ -121,15 +122,7 @@ function skipCounts(s: Scrape): Record<(typeof REASONS)[number], number> {
   return Object.fromEntries(REASONS.map((r) => [r, skipCount(s, r)])) as Record<(typeof REASONS)[number], number>;
 }
 
-/** Polls `ok` until it holds (true) or the deadline passes (false); the assertions after it say what is wrong. */
-async function until(ok: () => boolean | Promise<boolean>, ms = WAIT_MS): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return true;
-}
+const until = (ok: () => boolean | Promise<boolean>, ms = WAIT_MS): Promise<boolean> => waitUntil(ok, ms);
 
 /**
  * True when the exporter's latest frame of every sampler of the given sim

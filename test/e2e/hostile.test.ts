@@ -36,6 +36,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { goodValues, HOSTILE_DESCRIPTORS, HostileFrames, TARGET_HASH, TARGET_SAMPLER } from '../helpers/hostile-frames.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { until as waitUntil } from '../helpers/until.js';
 
 const HOSTILE = 100_000;
 /** a good frame after every this many hostile ones */
@@ -61,14 +62,7 @@ let baseNs: bigint;
 /** Ticks between the old run's last frame and the restarted agent's first, in frame time (1.1 s at 100 ms). */
 const RESTART_TICKS = 10;
 
-async function until(ok: () => boolean, ms = WAIT_MS): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
+const until = (ok: () => boolean, ms = WAIT_MS): Promise<boolean> => waitUntil(ok, ms);
 
 function publishGood(tick: number, instance = RUN_1, seq = tick, values = goodValues(tick)): void {
   const endNs = baseNs + BigInt(tick) * TICK_NS;

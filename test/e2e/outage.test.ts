@@ -12,6 +12,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { selfFigures } from '../helpers/agent-http.js';
+import { until } from '../helpers/until.js';
 import { auditSeqs, readStoredFrames } from '../helpers/stream.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -24,28 +26,6 @@ async function startAgent(server: TestNats, intervalMs: number, bufferMaxBytes: 
   );
 }
 
-/** rezolus_publish_buffered as the agent's own HTTP snapshot shows it (what an operator can look at during an outage). */
-async function bufferedOnHttp(agent: RunningAgent): Promise<number> {
-  const res = await fetch(`http://127.0.0.1:${agent.httpPort ?? 0}/metrics/json`);
-  const doc = (await res.json()) as {
-    frames: { sampler: string; descriptor: string; values: unknown[] }[];
-    descriptors: Record<string, { series: [string, string[]][] }>;
-  };
-  const self = doc.frames.find((f) => f.sampler === 'rezolus_self');
-  if (self === undefined) return -1;
-  const at = doc.descriptors[self.descriptor]?.series.findIndex(([name]) => name === 'rezolus_publish_buffered') ?? -1;
-  return at < 0 ? -1 : Number(self.values[at]);
-}
-
-async function waitFor(what: () => boolean, ms: number): Promise<boolean> {
-  const until = Date.now() + ms;
-  while (Date.now() < until) {
-    if (what()) return true;
-    await sleep(100);
-  }
-  return what();
-}
-
 async function outage(t: ExecutionContext, intervalMs: number): Promise<void> {
   let server = await startTestNats();
   const agent = await startAgent(server, intervalMs, 64 * 1024 * 1024);
@@ -56,11 +36,11 @@ async function outage(t: ExecutionContext, intervalMs: number): Promise<void> {
     await new Promise((r) => server.process.once('exit', r));
     await sleep(15_000);
     const bufferedMid = agent.publisher.stats.buffered;
-    const shownMid = await bufferedOnHttp(agent);
+    const shownMid = (await selfFigures(agent.httpPort ?? 0)).rezolus_publish_buffered ?? -1;
     await sleep(15_000);
     const restartedAt = BigInt(Date.now()) * 1_000_000n;
     server = await startTestNats(server.port, server.dataDir);
-    t.true(await waitFor(() => agent.publisher.stats.buffered === 0 && agent.publisher.stats.published > 0, 60_000), 'the buffer drains after the restart');
+    t.true(await until(() => agent.publisher.stats.buffered === 0 && agent.publisher.stats.published > 0, 60_000), 'the buffer drains after the restart');
     await agent.agent.stop();
     t.true(await agent.publisher.flush(10_000));
 
@@ -115,7 +95,7 @@ test('with a tiny buffer the oldest frames go and the count is exact: made = sto
     const droppedMid = agent.publisher.stats.dropped;
     t.true(agent.publisher.stats.bufferedBytes <= 48 * 1024 + 8192, `buffered bytes stay near the bound: ${agent.publisher.stats.bufferedBytes}`);
     server = await startTestNats(server.port, server.dataDir);
-    t.true(await waitFor(() => agent.publisher.stats.buffered === 0, 60_000));
+    t.true(await until(() => agent.publisher.stats.buffered === 0, 60_000));
     await agent.agent.stop();
     t.true(await agent.publisher.flush(10_000));
     const made = agent.agent.status().reduce((n, s) => n + s.seq, 0);
