@@ -363,7 +363,7 @@ async function recordMode(flags: Flags): Promise<number> {
   if (contested > 0) {
     process.stderr.write(
       `rezolus record: ${plural(contested, 'frame')} of a second agent run publishing for the same host while the first was live left out ` +
-        '(two agents with one --host?); each host keeps the run heard first until it goes quiet\n',
+        '(two agents with one --host?); each host keeps the run heard first until it stops or goes quiet\n',
     );
   }
   if (!summary.written) {
