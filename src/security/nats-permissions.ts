@@ -1,18 +1,22 @@
 /**
- * The nats-server permissions of each rezolus role, and the `accounts {}`
- * block that gives them to one user per host plus the consumers. Pure: the
- * credentials come in, the config text goes out (`rezolus nats-auth` wraps
- * it). The subject lists were measured with a tracing nats-server 2.9.10
+ * The nats-server permissions of each rezolus role and the users that get
+ * them: one per host plus the consumers and the admin (nats-accounts.ts puts
+ * each in its account, nats-auth-config.ts prints them). Pure: the
+ * credentials come in, the users go out (`rezolus nats-auth` wraps it). The subject lists were measured with a tracing nats-server 2.9.10
  * watching each process (see the README's Security section).
  */
 import { ConfigError } from '../errors.js';
-import { CONTRACT, DESCRIPTOR_BUCKET, HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX, STATUS_BUCKET, agentInboxPrefix, hostToken } from '../bus/subjects.js';
+import { DESCRIPTOR_BUCKET, HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX, STATUS_BUCKET, agentInboxPrefix, hostToken } from '../bus/subjects.js';
 
 export interface Permissions {
   readonly publish: readonly string[];
   readonly subscribe: readonly string[];
-  /** may answer the requests it receives (the hindsight control subject) */
-  readonly allowResponses?: boolean;
+  /**
+   * subjects it answers requests on (the hindsight control subject): it
+   * subscribes to them, may answer (allow_responses), and its account exports
+   * them to the stream's account, whose admin sends the requests
+   */
+  readonly serves?: readonly string[];
 }
 
 export type Credential =
@@ -28,7 +32,7 @@ export interface AuthUser {
   /** the host token of an agent */
   readonly host?: string;
   readonly credential: Credential;
-  /** undefined = every right in the account (the admin) */
+  /** undefined = every right in the stream's account (the admin) */
   readonly permissions: Permissions | undefined;
 }
 
@@ -93,7 +97,7 @@ export function consumerPermissions(role: 'exporter' | 'recorder' | 'hindsight',
   ];
   const subscribe = [`${METRICS_PREFIX}.>`, '_INBOX.>'];
   if (role !== 'hindsight') return { publish, subscribe };
-  return { publish, subscribe: [...subscribe, HINDSIGHT_CONTROL_SUBJECT], allowResponses: true };
+  return { publish, subscribe: [...subscribe, HINDSIGHT_CONTROL_SUBJECT], serves: [HINDSIGHT_CONTROL_SUBJECT] };
 }
 
 /**
@@ -120,50 +124,4 @@ export function authUsers(hosts: readonly string[], stream: string, credential: 
   return users;
 }
 
-const q = (s: string): string => JSON.stringify(s);
-
-function list(items: readonly string[], indent: string): string {
-  return `[\n${items.map((i) => `${indent}  ${q(i)}`).join('\n')}\n${indent}]`;
-}
-
-const ROLE_NOTE: Record<Role, string> = {
-  agent: 'publishes only its own frames and status; reads only its own replies',
-  exporter: 'reads frames, the stream and the buckets',
-  recorder: 'reads frames, the stream and the buckets',
-  hindsight: 'reads like the recorder; answers dump requests on the control subject',
-  admin: 'every right in the account: creates the stream and the buckets, triggers dumps',
-};
-
-function userBlock(u: AuthUser): string {
-  const id = u.credential.kind === 'password'
-    ? `user: ${q(u.name)}, password: ${q(u.credential.password)}`
-    : `nkey: ${q(u.credential.publicKey)}`;
-  const head = `      # ${u.name}${u.host !== undefined ? ` (host ${u.host})` : ''}: ${ROLE_NOTE[u.role]}`;
-  if (u.permissions === undefined) return `${head}\n      { ${id} }`;
-  const p = u.permissions;
-  const lines = [
-    `      { ${id}, permissions: {`,
-    `          publish: { allow: ${list(p.publish, '          ')} }`,
-    `          subscribe: { allow: ${list(p.subscribe, '          ')} }`,
-    ...(p.allowResponses === true ? ['          allow_responses: true'] : []),
-    '      } }',
-  ];
-  return `${head}\n${lines.join('\n')}`;
-}
-
-/** The nats-server config fragment: one account with JetStream and every user. */
-export function natsAuthConfig(users: readonly AuthUser[], o: { readonly account: string; readonly stream: string }): string {
-  return [
-    `# rezolus-nats users and permissions (rezolus nats-auth), stream ${o.stream}, prefix ${CONTRACT.prefix}`,
-    '# Include it in the nats-server config (or merge the account into yours); kill -HUP the server reloads it.',
-    'accounts {',
-    `  ${o.account} {`,
-    '    jetstream: enabled',
-    '    users: [',
-    users.map(userBlock).join('\n'),
-    '    ]',
-    '  }',
-    '}',
-    '',
-  ].join('\n');
-}
+export { natsAuthConfig } from './nats-auth-config.js';

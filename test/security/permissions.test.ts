@@ -43,13 +43,18 @@ test('consumers read but publish no frames; only hindsight answers on the contro
     t.false(p.publish.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)/.test(s)), role);
   }
   t.true(consumerPermissions('hindsight', 'REZOLUS').subscribe.includes('rezolus.control.hindsight.dump'));
-  t.true(consumerPermissions('hindsight', 'REZOLUS').allowResponses);
+  t.deepEqual(consumerPermissions('hindsight', 'REZOLUS').serves, ['rezolus.control.hindsight.dump']);
   t.false(consumerPermissions('exporter', 'REZOLUS').subscribe.includes('rezolus.control.hindsight.dump'));
 });
 
 test('the config has one user per host, the consumers and the admin, with quoted subjects', (t) => {
   const text = natsAuthConfig(authUsers(['web-1', 'web-2'], 'REZOLUS', fixed), { account: 'REZOLUS', stream: 'REZOLUS' });
-  t.regex(text, /accounts \{\n {2}REZOLUS \{\n {4}jetstream: enabled/);
+  t.regex(text, /accounts \{\n {2}"REZOLUS" \{\n {4}jetstream: enabled/);
+  // every user but the admin alone in an account of its own, without JetStream
+  for (const a of ['REZOLUS_HOST_web-1', 'REZOLUS_HOST_web-2', 'REZOLUS_EXPORTER', 'REZOLUS_RECORDER', 'REZOLUS_HINDSIGHT']) {
+    t.regex(text, new RegExp(`\\n {2}"${a}" \\{\\n {4}users: \\[`), a);
+  }
+  t.is((text.match(/jetstream: enabled/g) ?? []).length, 1);
   for (const u of ['agent-web-1', 'agent-web-2', 'rezolus-exporter', 'rezolus-recorder', 'rezolus-hindsight']) {
     t.regex(text, new RegExp(`\\{ user: "${u}", password: "pw-${u}", permissions: \\{`));
   }
