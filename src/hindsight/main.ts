@@ -20,6 +20,7 @@ import { BadRequestError, RezolusError } from '../errors.js';
 import { runRecord } from '../record/main.js';
 import { bearerMatches } from '../security/bearer.js';
 import { outputInside } from '../security/output-path.js';
+import { controlRequestBody } from './control-request.js';
 
 export interface DumpResult {
   readonly output: string;
@@ -158,9 +159,11 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
       if (error !== null) return;
       let output: string;
       try {
-        output = requestedOutput(msg.data.length === 0 ? undefined : (JSON.parse(new TextDecoder().decode(msg.data)) as unknown));
+        output = requestedOutput(controlRequestBody(msg.data, msg.headers?.code));
       } catch (e) {
-        const why = e instanceof SyntaxError ? `the request is not JSON: ${e.message}` : e instanceof Error ? e.message : String(e);
+        const why = e instanceof Error ? e.message : String(e);
+        // refused, not dumped: a server answer redirected here has no reply subject to answer on
+        log.warn({ subject: msg.subject, reply: msg.reply ?? null, error: why }, 'refused a message on the control subject: no dump');
         msg.respond(JSON.stringify({ ok: false, error: why }));
         return;
       }
