@@ -159,7 +159,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
       if (error !== null) return;
       let output: string;
       try {
-        output = requestedOutput(controlRequestBody(msg.data, msg.headers?.code));
+        output = requestedOutput(controlRequestBody(msg));
       } catch (e) {
         const why = e instanceof Error ? e.message : String(e);
         // refused, not dumped: a server answer redirected here has no reply subject to answer on

@@ -43,6 +43,8 @@ export interface Import {
   /** the exporting account */
   readonly account: string;
   readonly subject: string;
+  /** the exporter sees who asked (Nats-Request-Info): hindsight refuses what the server itself sends */
+  readonly share?: boolean;
 }
 
 export interface Account {
@@ -124,7 +126,7 @@ export function accountLayout(users: readonly AuthUser[], home: string): Account
     }
     for (const subject of served) {
       grant(services, name, subject, home);
-      add(home, { kind: 'service', account: name, subject });
+      add(home, { kind: 'service', account: name, subject, share: true });
     }
   }
   const exportsOf = (account: string): (ServiceExport | StreamExport)[] => [

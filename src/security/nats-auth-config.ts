@@ -43,7 +43,7 @@ function accountBlock(a: Account): string {
     if (e.kind === 'stream') return `      { stream: ${q(e.subject)}, ${accounts} }`;
     return `      { service: ${q(e.subject)}, ${accounts}${e.streamed ? ', response_type: stream' : ''} }`;
   });
-  const imports = a.imports.map((i) => `      { ${i.kind}: { account: ${q(i.account)}, subject: ${q(i.subject)} } }`);
+  const imports = a.imports.map((i) => `      { ${i.kind}: { account: ${q(i.account)}, subject: ${q(i.subject)} }${i.share === true ? ', share: true' : ''} }`);
   return [
     `  ${q(a.name)} {`,
     ...(a.jetstream ? ['    jetstream: enabled'] : []),

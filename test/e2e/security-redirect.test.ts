@@ -11,7 +11,7 @@ import test, { type ExecutionContext } from 'ava';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectBus } from '../../src/bus/connect.js';
@@ -26,12 +26,13 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
-import { security } from '../helpers/security.js';
+import { capturingLogger, security } from '../helpers/security.js';
 
 let server: TestNats;
 let dir: string;
 let admin: NatsConnection;
 let hindsight: RunningHindsight;
+const hindsightLog = capturingLogger();
 const passwords = new Map<string, string>();
 const HASH = '0123456789abcdef';
 const VICTIM_DESCRIPTOR = `hostb.${HASH}`;
@@ -83,7 +84,7 @@ test.before(async () => {
   await status.put('hostb', '{"host":"hostb"}');
   mkdirSync(join(dir, 'dumps'));
   const config = loadHindsightConfig(undefined, { natsUrl: server.url, listen: { host: '127.0.0.1', port: 0 }, output: join(dir, 'dumps', 'hindsight.parquet'), intervalMs: 250 });
-  hindsight = await runHindsight({ ...config, durationMs: 60_000, nats: user('rezolus-hindsight') }, silentLogger());
+  hindsight = await runHindsight({ ...config, durationMs: 60_000, nats: user('rezolus-hindsight') }, hindsightLog.log);
 });
 
 test.after.always(async () => {
@@ -146,4 +147,40 @@ test.serial('a server answer redirected to the hindsight control subject does no
   } finally {
     await watcher.close();
   }
+});
+
+test.serial('a push consumer delivering stored messages into another host\'s keys or the control subject changes nothing and dumps nothing', async (t) => {
+  // a compromised host stores what would pass for dump requests on its own subject
+  const host = await connectAs('agent-hosta');
+  await jetstream(host).publish('rezolus.metrics.hosta.cpu_usage', '{"output":"evil.parquet"}');
+  await jetstream(host).publish('rezolus.metrics.hosta.cpu_usage', '');
+  await host.close();
+  const before = { ...(await revisions()), hostb: await hostbMessages(), dumps: await dumps() };
+  const targets = [`$KV.${STATUS_BUCKET}.hostb`, `$KV.${DESCRIPTOR_BUCKET}.${VICTIM_DESCRIPTOR}`, HINDSIGHT_CONTROL_SUBJECT, 'rezolus.metrics.hostb.cpu_usage'];
+  const outcome: string[] = [];
+  for (const as of ['rezolus-recorder', 'rezolus-hindsight']) {
+    const nc = await connectAs(as);
+    try {
+      const jsm = await jetstreamManager(nc);
+      for (const deliver of targets) {
+        const made = await jsm.consumers.add('REZOLUS', { deliver_subject: deliver, ack_policy: AckPolicy.None, filter_subject: 'rezolus.metrics.hosta.>' })
+          .then(() => 'created', (e: unknown) => `refused: ${String(e)}`);
+        outcome.push(`${as} -> ${deliver}: ${made}`);
+      }
+    } finally {
+      await nc.close();
+    }
+  }
+  t.log(outcome.join('\n'));
+  await new Promise((r) => setTimeout(r, 1500));
+  const after = { ...(await revisions()), hostb: await hostbMessages(), dumps: await dumps() };
+  const files = readdirSync(join(dir, 'dumps'));
+  const jsm = await jetstreamManager(admin);
+  for await (const c of jsm.consumers.list('REZOLUS')) await jsm.consumers.delete('REZOLUS', c.name);
+  t.log(`before ${JSON.stringify(before)} after ${JSON.stringify(after)} files ${files.join(', ')}`);
+  t.deepEqual(after, before, 'hostb\'s keys, frames, and the dumps made');
+  t.deepEqual(files, [], 'no dump file');
+  // they did reach hindsight, which refused them as deliveries, not requests
+  const refused = hindsightLog.lines.filter((l) => l.msg === 'refused a message on the control subject: no dump' && /JetStream/.test(String(l.error)));
+  t.true(refused.length >= 2, JSON.stringify(refused));
 });

@@ -42,7 +42,7 @@ test('consumers import the frames from every host and the stream\'s account; pul
   ]);
   const next = account('REZOLUS').exports.find((e) => e.subject === '$JS.API.CONSUMER.MSG.NEXT.REZOLUS.>');
   t.deepEqual(next, { kind: 'service', subject: '$JS.API.CONSUMER.MSG.NEXT.REZOLUS.>', accounts: ['REZOLUS_RECORDER', 'REZOLUS_HINDSIGHT'], streamed: true });
-  t.deepEqual(account('REZOLUS').imports, [{ kind: 'service', account: 'REZOLUS_HINDSIGHT', subject: 'rezolus.control.hindsight.dump' }]);
+  t.deepEqual(account('REZOLUS').imports, [{ kind: 'service', account: 'REZOLUS_HINDSIGHT', subject: 'rezolus.control.hindsight.dump', share: true }]);
   t.deepEqual(account('REZOLUS_HINDSIGHT').exports, [{ kind: 'service', subject: 'rezolus.control.hindsight.dump', accounts: ['REZOLUS'], streamed: false }]);
   t.false(account('REZOLUS_HINDSIGHT').imports.some((i) => i.subject.includes('control')));
 });
