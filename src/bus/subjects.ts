@@ -46,10 +46,16 @@ export function subjectHostToken(subject: string): string {
  * Whether a frame naming `host` and `sampler` belongs on `subject`. A frame
  * is filed under the host it names, so one that names another host than its
  * subject (a misconfigured or hostile publisher) must not be used: it would
- * overwrite that host's values or bypass a host filter.
+ * overwrite that host's values or bypass a host filter. The host must be
+ * the subject's host token exactly, not a name that makes that token: a
+ * frame with `h: "H5"` on `rezolus.metrics.h5.…` would otherwise be keyed,
+ * labelled and recorded as another host `H5` that its publisher invented.
+ * (The agent publishes its host token as `h`.) The host must also be a
+ * token and the sampler a name, so that the two cannot split the subject
+ * another way (`h: "a.b"`, `s: "c"` on `rezolus.metrics.a.b.c`).
  */
 export function subjectMatches(subject: string, host: string, sampler: string): boolean {
-  return subject === `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
+  return host === hostToken(host) && SAMPLER_NAME.test(sampler) && subject === `${METRICS_PREFIX}.${host}.${sampler}`;
 }
 
 function hostEntries(pattern: string): string[] {

@@ -18,11 +18,34 @@ test('metricsSubject and hostFilterSubjects agree on the token', (t) => {
 
 test('subjectMatches: the frame must name the host and sampler of its subject', (t) => {
   const subject = metricsSubject('Web01.example.com', 'cpu_usage');
-  t.true(subjectMatches(subject, 'Web01.example.com', 'cpu_usage'));
-  t.true(subjectMatches(subject, 'web01_example_com', 'cpu_usage'), 'the token is what counts');
+  t.true(subjectMatches(subject, 'web01_example_com', 'cpu_usage'), 'the subject\'s host token, as the agent publishes it');
   t.false(subjectMatches(subject, 'web02', 'cpu_usage'), 'another host');
-  t.false(subjectMatches(subject, 'Web01.example.com', 'memory_meminfo'), 'another sampler');
+  t.false(subjectMatches(subject, 'web01_example_com', 'memory_meminfo'), 'another sampler');
   t.false(subjectMatches('rezolus.metrics.web01', 'web01', ''), 'no sampler token');
+});
+
+test('subjectMatches: the host is the subject\'s token exactly, not a name that makes it', (t) => {
+  const subject = metricsSubject('h5', 'cpu_usage');
+  t.true(subjectMatches(subject, 'h5', 'cpu_usage'));
+  // H5 makes the token h5, but would be keyed, labelled and recorded as another host
+  t.is(hostToken('H5'), 'h5');
+  t.false(subjectMatches(subject, 'H5', 'cpu_usage'));
+  const dotted = metricsSubject('Web-1.example.com', 'cpu_usage');
+  t.is(dotted, 'rezolus.metrics.web-1_example_com.cpu_usage');
+  t.true(subjectMatches(dotted, 'web-1_example_com', 'cpu_usage'));
+  for (const variant of ['Web-1.example.com', 'web-1.example.com', 'WEB-1_EXAMPLE_COM', 'web-1 example com', 'web-1/example/com', 'Web-1.Example.Com']) {
+    t.is(hostToken(variant), 'web-1_example_com', `${variant} makes the token`);
+    t.false(subjectMatches(dotted, variant, 'cpu_usage'), `${variant} is not the token`);
+  }
+});
+
+test('subjectMatches: host and sampler cannot split the subject another way', (t) => {
+  // a user of host a may publish anything under rezolus.metrics.a.>: a frame must not claim host "a.b"
+  t.false(subjectMatches('rezolus.metrics.a.b.c', 'a.b', 'c'), 'a host with a dot');
+  t.false(subjectMatches('rezolus.metrics.a.b.c', 'a', 'b.c'), 'a sampler with a dot');
+  t.false(subjectMatches('rezolus.metrics.a.b', 'a', 'B'), 'a sampler in upper case');
+  t.false(subjectMatches('rezolus.metrics..b', '', 'b'), 'an empty host');
+  t.true(subjectMatches('rezolus.metrics._.b', '_', 'b'), 'the token of an empty host name');
 });
 
 test('host globs: the fleet subject, then a selector on host tokens', (t) => {

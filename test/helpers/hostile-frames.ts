@@ -9,7 +9,8 @@
  *   nesting, extension types, trailing bytes, a window that ends before it
  *   begins;
  * - wrongSubject: a well-formed frame naming another host or sampler than
- *   its subject (the good host, among others);
+ *   its subject (the good host, among others), or its subject's host in
+ *   another spelling of the same token (`GOOD-01` for `good-01`);
  * - unknownDescriptor: a hash that is not in the bucket, or not a hash;
  * - invalid: value count ≠ the descriptor's series (a known hash with
  *   fewer series, a huge values array), a descriptor of another sampler,
@@ -43,6 +44,7 @@ export const HOSTILE_KINDS = {
   'bad-window': 'garbage',
   'claims-other-host': 'wrongSubject',
   'claims-other-sampler': 'wrongSubject',
+  'claims-host-spelling': 'wrongSubject',
   'unknown-hash': 'unknownDescriptor',
   'malformed-hash': 'unknownDescriptor',
   'series-count': 'invalid',
@@ -249,6 +251,9 @@ export class HostileFrames {
       }
       case 'claims-other-sampler':
         return out(encodeFrame({ ...header, sampler: r.pick(['cpu_usage', 'fuzz_other', 'memory_meminfo']) }, values));
+      case 'claims-host-spelling':
+        // the subject's own host, spelled another way that makes the same token: a host it would invent
+        return out(encodeFrame({ ...header, host: otherSpelling(header.host, r) }, values));
       case 'unknown-hash':
         return out(encodeFrame({ ...header, descriptor: r.pick(this.#unknownHashes) }, values));
       case 'malformed-hash':
@@ -291,6 +296,19 @@ export class HostileFrames {
     const endNs = BigInt(Date.now()) * 1_000_000n;
     return { host: hostToken(subjectHost), sampler: TARGET_SAMPLER, instance: 0xbad0_0000 + this.#rng.int(0xffff), seq, beginNs: endNs - 1_000_000n, endNs, descriptor: TARGET_HASH };
   }
+}
+
+/** Another name whose host token is `token`: some letters in upper case, some `_` as `.`; never the token itself. */
+export function otherSpelling(token: string, r: { int(n: number): number }): string {
+  const chars = [...token].map((c) => (r.int(2) === 0 ? c : /[a-z]/.test(c) ? c.toUpperCase() : c === '_' ? '.' : c));
+  if (chars.join('') === token) {
+    const at = chars.findIndex((c) => /[a-z_]/.test(c));
+    if (at < 0) throw new Error(`host token ${token} has no other spelling`);
+    chars[at] = chars[at] === '_' ? '.' : (chars[at] as string).toUpperCase();
+  }
+  const name = chars.join('');
+  if (hostToken(name) !== token) throw new Error(`${name} is not a spelling of ${token}`);
+  return name;
 }
 
 /** The frame map as encodeFrame writes it, to spoil one part of. */
