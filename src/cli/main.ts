@@ -189,7 +189,7 @@ async function upMode(flags: Flags): Promise<void> {
     listen: listenFlag(flags.listen), hosts: hostsFlag(flags.hosts) ?? agent.host, intervalMs, logLevel,
   });
   const hindsight = loadHindsightConfig(up.hindsightConfig !== undefined && existsSync(up.hindsightConfig) ? up.hindsightConfig : undefined, {
-    listen: listenFlag(flags['hindsight-listen']), hosts: hostsFlag(flags.hosts) ?? agent.host, logLevel,
+    listen: listenFlag(flags['hindsight-listen']), listenFlag: '--hindsight-listen', hosts: hostsFlag(flags.hosts) ?? agent.host, logLevel,
   });
   let forcePort: number | undefined;
   if (flags['nats-port'] !== undefined) {
@@ -294,6 +294,8 @@ async function recordMode(flags: Flags): Promise<number> {
   const nats = await oneShotNats(flags, log);
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
+  const { skippedText, summaryLine } = await import('../record/summary.js');
+  const { totalSkipped } = await import('../bus/subscribe.js');
   const started = Date.now();
   const running = await runRecord(
     {
@@ -354,10 +356,7 @@ async function recordMode(flags: Flags): Promise<number> {
   if (shown) process.stderr.write('\r\x1b[K');
   if (process.stderr.isTTY && summary.written) {
     // a terminal gets a summary; scripts get quiet and the file
-    process.stderr.write(
-      `${summary.output}: ${plural(summary.rows, 'row')}, ${summary.columns} series columns, hosts ${summary.hosts.join(', ') || '(none)'}, ` +
-        `${plural(summary.frames, 'frame')}, ${formatBytes(summary.bytes)}\n`,
-    );
+    process.stderr.write(`${summaryLine(summary)}\n`);
   }
   const contested = summary.rowStats?.contested ?? 0;
   if (contested > 0) {
@@ -371,7 +370,9 @@ async function recordMode(flags: Flags): Promise<number> {
     const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
     const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
     const source = url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${url}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
-    process.stderr.write(`rezolus record: nothing recorded, ${output} not written: no frames of hosts "${hosts}" ${source}${seen}\n`);
+    // frames that arrived but could not be used are not a typo in a host name: say what they were
+    const skipped = totalSkipped(summary.skipped) === 0 ? '' : `; ${skippedText(summary.skipped)}`;
+    process.stderr.write(`rezolus record: nothing recorded, ${output} not written: no frames of hosts "${hosts}" ${source}${seen}${skipped}\n`);
     if (status === 0 && wrapped === undefined) status = 1;
   }
   return status;

@@ -50,6 +50,8 @@ export interface HindsightOverrides {
   readonly output?: string | undefined;
   readonly intervalMs?: number | undefined;
   readonly listen?: { host: string; port: number } | undefined;
+  /** the flag `listen` came from, named in errors (default --listen) */
+  readonly listenFlag?: string | undefined;
   readonly natsUrl?: string | undefined;
   readonly logLevel?: string | undefined;
 }
@@ -58,7 +60,7 @@ export function loadHindsightConfig(path: string | undefined, o: HindsightOverri
   const f = loadConfig(path, HINDSIGHT_SPEC);
   const s = (section: string, key: string): unknown => f.sections[section]?.[key];
   const listen = o.listen ?? (s('http', 'listen') as { host: string; port: number });
-  const token = httpToken(listen, s('http', 'token') as string, `${f.path}: [http]`);
+  const token = httpToken(listen, s('http', 'token') as string, `${f.path}: [http]`, process.env, o.listen === undefined ? undefined : (o.listenFlag ?? '--listen'));
   return {
     file: f.path,
     hosts: o.hosts ?? (s('general', 'hosts') as string),

@@ -6,12 +6,24 @@ export const HTTP_TOKEN_ENV = 'REZOLUS_HTTP_TOKEN';
 /**
  * The bearer token of an HTTP endpoint that can trigger or reveal something
  * ([http] token, or REZOLUS_HTTP_TOKEN when set): '' for none. An endpoint
- * bound to anything but loopback must have one; `at` names the section.
+ * bound to anything but loopback must have one; `at` names the section,
+ * `listenFlag` the flag the address came from when it did not come from there.
  */
-export function httpToken(listen: { host: string; port: number }, fileToken: string, at: string, env: NodeJS.ProcessEnv = process.env): string {
+export function httpToken(
+  listen: { host: string; port: number },
+  fileToken: string,
+  at: string,
+  env: NodeJS.ProcessEnv = process.env,
+  listenFlag?: string,
+): string {
   const fromEnv = env[HTTP_TOKEN_ENV];
   const token = fromEnv !== undefined && fromEnv !== '' ? fromEnv : fileToken;
   if (token !== '' && token.length < 16) throw new ConfigError(`${at} token (or ${HTTP_TOKEN_ENV}) must be at least 16 characters, got ${token.length}`);
+  if (token === '' && !isLoopback(listen.host) && listenFlag !== undefined) {
+    throw new ConfigError(
+      `${listenFlag} ${listen.host}:${listen.port} is reachable from other hosts: set ${HTTP_TOKEN_ENV} (or token in ${at}), or listen on 127.0.0.1`,
+    );
+  }
   if (token === '' && !isLoopback(listen.host)) {
     throw new ConfigError(
       `${at} listen ${listen.host}:${listen.port} is reachable from other hosts: set [http] token (or ${HTTP_TOKEN_ENV}), or listen on 127.0.0.1`,

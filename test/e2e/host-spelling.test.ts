@@ -10,9 +10,10 @@
  * serve or write.
  */
 import test from 'ava';
+import { spawn } from 'node:child_process';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectBus } from '../../src/bus/connect.js';
@@ -31,6 +32,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { runRecord, type RunningRecord } from '../../src/record/main.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
+import { ROOT } from '../../scripts/gen-docs.js';
 import { Duck } from '../helpers/duckdb.js';
 import { goodValues, HOSTILE_DESCRIPTORS, TARGET_HASH, TARGET_SAMPLER } from '../helpers/hostile-frames.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
@@ -46,6 +48,8 @@ const HOSTS = [
   },
 ] as const;
 const TOKENS = HOSTS.map((h) => hostToken(h.name)).sort();
+/** a host whose user sends nothing but frames naming `H6` */
+const SPOOF_ONLY = 'h6';
 const GOOD_TICKS = 20;
 const TICK_NS = 100_000_000n;
 const RUN = 0x600d_0005;
@@ -68,7 +72,7 @@ test.before(async () => {
     return { kind: 'password', password };
   };
   const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers(HOSTS.map((h) => h.name), 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
+  writeFileSync(conf, natsAuthConfig(authUsers([...HOSTS.map((h) => h.name), SPOOF_ONLY], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
   server = await startTestNats(0, undefined, conf);
   const admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
   const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
@@ -77,8 +81,8 @@ test.before(async () => {
   await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
   await admin.close();
   // each host's user puts its descriptors where a frame naming any spelling of its host would find them
-  for (const h of HOSTS) {
-    const token = hostToken(h.name);
+  // in the order of HOSTS, then the spoofing host: publishers[i] is the user of HOSTS[i]
+  for (const token of [...HOSTS.map((h) => hostToken(h.name)), SPOOF_ONLY]) {
     const nc = await connectBus({ url: server.url, name: `test-${token}`, log: silentLogger(), security: user(`agent-${token}`, agentInboxPrefix(token)) });
     publishers.push(nc);
     const kv = await descriptorBucket(nc, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
@@ -165,4 +169,26 @@ test.serial('a frame naming its host in another spelling of the subject token is
   t.is(dump.rows, good);
   t.deepEqual(await hostsIn(dump.output), TOKENS, 'the snapshot\'s host column');
   t.log(`${good} frames under the subject token used; ${impostors} frames naming ${HOSTS.flatMap((h) => h.spellings).join(', ')} counted wrong_subject by each consumer`);
+});
+
+test.serial('rezolus record of a host whose every frame names another spelling: nothing recorded, and it says how many it skipped and why', async (t) => {
+  const nc = publishers[publishers.length - 1] as NatsConnection;
+  const since = new Date(Date.now() - 1000).toISOString();
+  for (let seq = 1; seq <= 3; seq++) {
+    const endNs = BigInt(Date.now()) * 1_000_000n;
+    const header = { host: 'H6', sampler: TARGET_SAMPLER, instance: 0xbad0_0006, seq, beginNs: endNs - 1_000_000n, endNs, descriptor: TARGET_HASH };
+    await jetstream(nc).publish(metricsSubject(SPOOF_ONLY, TARGET_SAMPLER), encodeFrame(header, goodValues(seq)));
+  }
+  const output = join(dir, 'h6.parquet');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', SPOOF_ONLY, '--since', since, '-o', output], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, REZOLUS_NATS_USER: 'rezolus-recorder', REZOLUS_NATS_PASSWORD: passwords.get('rezolus-recorder') ?? '' },
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('close', r));
+  t.is(code, 1, stderr);
+  t.regex(stderr, /rezolus record: nothing recorded, .*h6\.parquet not written: no frames of hosts "h6" .*; 3 skipped \(wrong_subject 3\)\n/);
+  t.false(existsSync(output));
 });

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -70,10 +70,18 @@ async function cli(args: string[], env: Record<string, string> = {}): Promise<{ 
   return { code, stderr };
 }
 
-test('rezolus hindsight on a non-loopback address without a token exits 2 with one line', async (t) => {
+test('rezolus hindsight --listen on a non-loopback address without a token exits 2 with one line naming the flag', async (t) => {
   const r = await cli(['hindsight', '--listen', '0.0.0.0:0', '--nats', server.url, '-o', join(dir, 'x.parquet')], { REZOLUS_HTTP_TOKEN: '' });
   t.is(r.code, 2);
-  t.regex(r.stderr, /^rezolus hindsight: .*hindsight\.toml: \[http\] listen 0\.0\.0\.0:0 is reachable from other hosts: set \[http\] token \(or REZOLUS_HTTP_TOKEN\), or listen on 127\.0\.0\.1\n$/);
+  t.regex(r.stderr, /^rezolus hindsight: --listen 0\.0\.0\.0:0 is reachable from other hosts: set REZOLUS_HTTP_TOKEN \(or token in .*hindsight\.toml: \[http\]\), or listen on 127\.0\.0\.1\n$/);
+});
+
+test('rezolus hindsight with a non-loopback [http] listen in its config and no token names the file', async (t) => {
+  const file = join(dir, 'open-hindsight.toml');
+  writeFileSync(file, '[http]\nlisten = "0.0.0.0:0"\n');
+  const r = await cli(['hindsight', '--config', file, '--nats', server.url, '-o', join(dir, 'x.parquet')], { REZOLUS_HTTP_TOKEN: '' });
+  t.is(r.code, 2);
+  t.regex(r.stderr, /^rezolus hindsight: .*open-hindsight\.toml: \[http\] listen 0\.0\.0\.0:0 is reachable from other hosts: set \[http\] token \(or REZOLUS_HTTP_TOKEN\), or listen on 127\.0\.0\.1\n$/);
 });
 
 test('rezolus record http://agent sends REZOLUS_HTTP_TOKEN, and says so when it is missing', async (t) => {
