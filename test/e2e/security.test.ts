@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { nkeys, type NatsConnection } from '@nats-io/nats-core';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -264,9 +264,59 @@ test.serial('the consumer users read the stream; the hindsight user answers dump
   t.regex(abs.json<{ error: string }>().error, /absolute path/);
 });
 
+test.serial('each role through its own account: a retried publish is stored once, a live and a durable recording, acks, a hindsight snapshot', async (t) => {
+  // the agent's publish goes through its account's service import: Nats-Msg-Id still dedups
+  const nc = await connectBus({ url: server.url, name: 'dedup', log: silentLogger(), security: user('agent-hosta', { inboxPrefix: '_INBOX_hosta' }) });
+  try {
+    const js = jetstream(nc);
+    const first = await js.publish('rezolus.metrics.hosta.dedup_test', 'x', { msgID: 'hosta-dedup-1' });
+    const again = await js.publish('rezolus.metrics.hosta.dedup_test', 'x', { msgID: 'hosta-dedup-1' });
+    t.false(first.duplicate);
+    t.true(again.duplicate, 'the retry is known as a duplicate');
+    t.is(again.seq, first.seq);
+  } finally {
+    await nc.close();
+  }
+  // live frames from a host's account reach the recorder's account (a stream import from the host's account)
+  const live = await (await runRecord({ natsUrl: server.url, nats: user('rezolus-recorder'), hosts: 'hosta', intervalMs: 250, durationMs: 1500, output: join(dir, 'live.parquet') }, silentLogger())).done;
+  t.true(live.rows > 0, `live rows ${live.rows}`);
+  t.deepEqual(live.hosts, ['hosta']);
+  // a durable consumer's acks go back to the stream's account (ackAck waits for the server's answer)
+  const rec = await connectBus({ url: server.url, name: 'acks', log: silentLogger(), security: user('rezolus-recorder') });
+  try {
+    const jsm = await jetstreamManager(rec);
+    await jsm.consumers.add('REZOLUS', { durable_name: 'acktest', ack_policy: AckPolicy.Explicit, filter_subject: 'rezolus.metrics.hosta.>' });
+    const batch = await (await jetstream(rec).consumers.get('REZOLUS', 'acktest')).fetch({ max_messages: 3, expires: 5000 });
+    let acked = 0;
+    for await (const m of batch) if (await m.ackAck()) acked++;
+    t.is(acked, 3);
+    const info = await jsm.consumers.info('REZOLUS', 'acktest');
+    t.is(info.num_ack_pending, 0);
+    t.true(info.ack_floor.stream_seq > 0);
+    await jsm.consumers.delete('REZOLUS', 'acktest');
+  } finally {
+    await rec.close();
+  }
+  // the CLI as the recorder (--durable) and as hindsight (snapshot), credentials from the environment
+  const cli = async (who: string, args: string[]): Promise<{ code: number | null; stderr: string }> => {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args, '--nats', server.url, '--log-level', 'error'], {
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: passwords.get(who) ?? '' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    return { code: await new Promise<number | null>((r) => child.once('close', r)), stderr };
+  };
+  const durable = await cli('rezolus-recorder', ['record', '--durable', 'sec1', '--hosts', 'hosta', '--interval', '250ms', '--since', '1m', '-o', join(dir, 'durable.parquet')]);
+  t.is(durable.code, 0, durable.stderr);
+  t.true(existsSync(join(dir, 'durable.parquet')));
+  const snapshot = await cli('rezolus-hindsight', ['hindsight', 'snapshot', '--last', '1m', '--hosts', 'hosta', '--interval', '250ms', '-o', join(dir, 'snapshot.parquet')]);
+  t.is(snapshot.code, 0, snapshot.stderr);
+  t.true(existsSync(join(dir, 'snapshot.parquet')));
+});
+
 test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server, and its seed files log the users in', async (t) => {
   const secrets = join(dir, 'cli-secrets');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'nats-auth', '--hosts', 'cli-host', '--nkeys', '--secrets-dir', secrets], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'nats-auth', '--hosts', 'cli-host,cli-other', '--nkeys', '--secrets-dir', secrets], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -285,10 +335,28 @@ test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server
     await adminNc.close();
     const agent = await runAgent({ ...agentConfig('cli-host', security({ nkeySeedFile: join(secrets, 'agent-cli-host.nk') })), natsUrl: other.url }, silentLogger());
     try {
+      // the nkey recorder follows it live from its own account
+      const live = runRecord({ natsUrl: other.url, nats: security({ nkeySeedFile: join(secrets, 'rezolus-recorder.nk') }), hosts: 'cli-host', intervalMs: 250, durationMs: 1500, output: join(dir, 'cli-live.parquet') }, silentLogger());
       await new Promise((r) => setTimeout(r, 800));
       await agent.publisher.flush(3000);
       t.true(agent.publisher.stats.published >= 5);
       t.is(agent.publisher.stats.refused, 0);
+      t.true((await (await live).done).rows > 0, 'the nkey recorder recorded it live');
+      // a server answer the agent's user redirects to the other host's subject or key is not stored
+      const nc = await connectBus({ url: other.url, name: 'redirect', log: silentLogger(), security: security({ nkeySeedFile: join(secrets, 'agent-cli-host.nk'), inboxPrefix: '_INBOX_cli-host' }) });
+      nc.publish('$JS.API.INFO', '', { reply: 'rezolus.metrics.cli-other.cpu_usage' });
+      nc.publish('rezolus.metrics.cli-host.cpu_usage', '', { reply: '$KV.rezolus_status.cli-other' });
+      await nc.flush();
+      await nc.close();
+      await new Promise((r) => setTimeout(r, 300));
+      const adminJsm = await jetstreamManager(await connectBus({ url: other.url, name: 'check', log: silentLogger(), security: security({ nkeySeedFile: join(secrets, 'rezolus-admin.nk') }) }));
+      const stored = async (stream: string, subject: string): Promise<number> => Object.values((await adminJsm.streams.info(stream, { subjects_filter: subject })).state.subjects ?? {}).reduce((a, b) => a + b, 0);
+      try {
+        t.is(await stored('REZOLUS', 'rezolus.metrics.cli-other.>'), 0);
+        t.is(await stored('KV_rezolus_status', '$KV.rezolus_status.cli-other'), 0);
+      } finally {
+        await adminJsm.nc.close();
+      }
     } finally {
       await agent.stop();
     }
