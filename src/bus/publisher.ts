@@ -2,7 +2,8 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
-import { DESCRIPTOR_BUCKET, descriptorKey } from './subjects.js';
+import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
+import { randomBytes } from 'node:crypto';
 import { PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
@@ -89,6 +90,8 @@ export class Publisher {
   private idleWaiters: (() => void)[] = [];
   private readonly window: number;
   private readonly acks: AckedPublisher;
+  /** keys the tag of every Nats-Msg-Id this run publishes (subjects.ts taggedMsgId): another host cannot predict them */
+  private readonly idKey = randomBytes(32);
 
   constructor(private readonly o: PublisherOptions) {
     this.window = o.window ?? 64;
@@ -96,7 +99,7 @@ export class Publisher {
   }
 
   /**
-   * Queues a frame whose Nats-Msg-Id is `idPrefix + seq`. The prefix and
+   * Queues a frame whose Nats-Msg-Id is `idPrefix + seq` (and its tag, taggedMsgId). The prefix and
    * subject are one string per sampler run, shared by its frames: a
    * buffered frame costs its bytes plus ITEM_OVERHEAD_BYTES of bookkeeping,
    * and that is what max_bufferBytes counts.
@@ -293,7 +296,7 @@ export class Publisher {
       this.stats.descriptorsPut++;
       return;
     }
-    const ack = await this.acks.publish(item.subject, item.data, `${item.idPrefix}${item.seq}`);
+    const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, this.idKey));
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
   }

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -120,6 +121,22 @@ export function agentInboxPrefix(host: string): string {
 /** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */
 export function frameMsgId(host: string, sampler: string, instance: number, seq: number): string {
   return `${frameMsgIdPrefix(host, sampler, instance)}${seq}`;
+}
+
+/**
+ * The Nats-Msg-Id a frame is published with: frameMsgId, then a tag keyed by
+ * a secret of the publishing run. JetStream deduplicates ids across the whole
+ * stream, and any user that may publish to it learns the newest stored id (a
+ * publish with a wrong `Nats-Expected-Last-Msg-Id` is refused with "wrong last
+ * msg ID: <id>"). With ids that follow from one another, a host could publish
+ * under another host's next ids on its own subjects, and that host's frames
+ * would be acked as duplicates and never stored. The tag is the same on every
+ * retry of a frame (the key lives as long as the run's publisher), so a retry
+ * is still stored once.
+ */
+export function taggedMsgId(idPrefix: string, seq: number, key: Uint8Array): string {
+  const id = `${idPrefix}${seq}`;
+  return `${id}.${createHmac('sha256', key).update(id).digest('hex').slice(0, 16)}`;
 }
 
 /** frameMsgId without the seq: one string per sampler run, so a buffered frame keeps only its seq. */
