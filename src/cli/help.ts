@@ -13,12 +13,15 @@ const ONE_SHOT_SECURITY = `                     credentials and TLS: REZOLUS_NAT
 export const HELP: Record<Mode | 'main', string> = {
   'nats-auth': `Usage: rezolus nats-auth --hosts web-1,web-2 [options] > rezolus-auth.conf
 
-Prints a nats-server config fragment: an account with JetStream and one user
-per host whose agent may publish only rezolus.metrics.<host>.> (and its own
-status) and read only its own replies (_INBOX_<host>.>), plus the users
+Prints a nats-server config fragment: one user per host whose agent may
+publish only rezolus.metrics.<host>.> (and its own status and descriptors)
+and read only its own replies (_INBOX_<host>.>), plus the users
 rezolus-exporter, rezolus-recorder and rezolus-hindsight (read only) and
-rezolus-admin (creates the stream and the buckets; agents may not). Include
-it in the server config; kill -HUP the server reloads it.
+rezolus-admin (creates the stream and the buckets, asks hindsight for dumps;
+agents may not). The admin shares account REZOLUS (JetStream) with the
+stream; every other user has an account of its own that imports only what
+it uses, so the server's answers to its requests never leave it. Include it
+in the server config; kill -HUP the server reloads it.
 
 Options:
   --hosts LIST       comma-separated host names (as the agents' --host)

@@ -21,6 +21,7 @@
  * admin publishes). Hindsight exports the control subject it answers to the
  * stream's account, whose admin triggers dumps. Pure: users in, accounts out.
  */
+import { ConfigError } from '../errors.js';
 import type { AuthUser } from './nats-permissions.js';
 
 export interface ServiceExport {
@@ -101,7 +102,7 @@ export function accountLayout(users: readonly AuthUser[], home: string): Account
     return name === home || user.permissions === undefined ? [] : [{ user, name, p: user.permissions }];
   });
   for (const { user, name } of own) {
-    if (imports.has(name)) throw new Error(`two users in account ${name}: ${user.name} and another`);
+    if (imports.has(name)) throw new ConfigError(`two users in account ${name}: ${user.name} and another`);
     imports.set(name, []);
   }
   const add = (to: string, i: Import): void => void imports.get(to)?.push(i);

@@ -1,6 +1,6 @@
 /**
  * `rezolus nats-auth`: prints the nats-server `accounts {}` block for a list
- * of hosts (natsAuthConfig) with fresh credentials: a random password per
+ * of hosts (natsAuthConfig: an account per user but the admin) with fresh credentials: a random password per
  * user, or with --nkeys an nkey pair per user whose seed is written to
  * --secrets-dir with mode 0600 (only the public key goes in the config).
  * A user whose secret is already in --secrets-dir keeps it, so a host is
@@ -114,7 +114,7 @@ export function runNatsAuth(o: NatsAuthOptions): { config: string; summary: stri
     ? 'each process: [nats] nkey_seed_file = "<its .nk file>"'
     : 'each process: [nats] user = "<user>" and password (or REZOLUS_NATS_PASSWORD)';
   const summary = [
-    `rezolus nats-auth: ${users.length} users for ${hosts.length} host(s) in account ${o.account ?? 'REZOLUS'}; ${how}.`,
+    `rezolus nats-auth: ${users.length} users for ${hosts.length} host(s), the admin in account ${o.account ?? 'REZOLUS'} (JetStream), every other user in an account of its own; ${how}.`,
     ...(lines.length > 0 ? ['secrets (mode 0600):', ...lines] : ['the passwords are in the config above only (--secrets-dir DIR also writes one 0600 file per user)']),
     'create the stream and the buckets once as rezolus-admin (e.g. one rezolus agent run with its credentials): the agents may not.',
   ].join('\n');

@@ -349,13 +349,14 @@ test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server
       await nc.flush();
       await nc.close();
       await new Promise((r) => setTimeout(r, 300));
-      const adminJsm = await jetstreamManager(await connectBus({ url: other.url, name: 'check', log: silentLogger(), security: security({ nkeySeedFile: join(secrets, 'rezolus-admin.nk') }) }));
+      const check = await connectBus({ url: other.url, name: 'check', log: silentLogger(), security: security({ nkeySeedFile: join(secrets, 'rezolus-admin.nk') }) });
+      const adminJsm = await jetstreamManager(check);
       const stored = async (stream: string, subject: string): Promise<number> => Object.values((await adminJsm.streams.info(stream, { subjects_filter: subject })).state.subjects ?? {}).reduce((a, b) => a + b, 0);
       try {
         t.is(await stored('REZOLUS', 'rezolus.metrics.cli-other.>'), 0);
         t.is(await stored('KV_rezolus_status', '$KV.rezolus_status.cli-other'), 0);
       } finally {
-        await adminJsm.nc.close();
+        await check.close();
       }
     } finally {
       await agent.stop();
