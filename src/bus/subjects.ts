@@ -118,7 +118,7 @@ export function agentInboxPrefix(host: string): string {
   return `_INBOX_${hostToken(host)}`;
 }
 
-/** The JetStream message id of a frame: globally unique because the instance id is random per agent run. */
+/** A frame's message id before its tag (taggedMsgId): unique because the instance id is random per agent run. */
 export function frameMsgId(host: string, sampler: string, instance: number, seq: number): string {
   return `${frameMsgIdPrefix(host, sampler, instance)}${seq}`;
 }
