@@ -184,3 +184,16 @@ test.serial('a push consumer delivering stored messages into another host\'s key
   const refused = hindsightLog.lines.filter((l) => l.msg === 'refused a message on the control subject: no dump' && /JetStream/.test(String(l.error)));
   t.true(refused.length >= 2, JSON.stringify(refused));
 });
+
+test.serial('a host\'s frame reaches each consumer account live exactly once (from the host\'s account, not again through the stream\'s)', async (t) => {
+  const got = new Map<string, number>();
+  const consumers = await Promise.all(['rezolus-exporter', 'rezolus-recorder', 'rezolus-hindsight'].map(connectAs));
+  consumers.forEach((nc, i) => nc.subscribe('rezolus.metrics.hosta.once', { callback: () => void got.set(String(i), (got.get(String(i)) ?? 0) + 1) }));
+  await Promise.all(consumers.map((nc) => nc.flush()));
+  const host = await connectAs('agent-hosta');
+  await jetstream(host).publish('rezolus.metrics.hosta.once', 'x');
+  await host.close();
+  await settle(admin);
+  await Promise.all(consumers.map((nc) => nc.close()));
+  t.deepEqual([...got.values()], [1, 1, 1]);
+});
