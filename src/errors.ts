@@ -44,3 +44,19 @@ export class BadRequestError extends RezolusError {
     super('BAD_REQUEST', message, options);
   }
 }
+
+/**
+ * No stream (or KV bucket) captured a publish: the server answered "no
+ * responders" (status 503), or the client reported JetStream missing for a
+ * KV put. On a server that was running JetStream this means the store was
+ * lost: the stream or bucket is gone and must be created again.
+ */
+export class NoStreamError extends RezolusError {
+  override readonly name = 'NoStreamError';
+  constructor(
+    readonly subject: string,
+    options?: { cause?: unknown },
+  ) {
+    super('NO_STREAM', `no stream captured the publish to "${subject}" (the stream or bucket is missing)`, options);
+  }
+}

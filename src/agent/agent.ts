@@ -12,7 +12,8 @@ import { msToNextTick, nowNs } from './clock.js';
 export interface FrameSink {
   /** a frame whose Nats-Msg-Id is `idPrefix + seq` (frameMsgId) */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void;
-  putDescriptor(key: string, value: string): void;
+  /** `urgent`: ahead of the frames not yet sent (a descriptor put again after the bucket was lost) */
+  putDescriptor(key: string, value: string, urgent?: boolean): void;
   stats: PublishStats;
   /** the largest message the bus takes (the server's max_payload), when known */
   maxPayload?(): number | undefined;
@@ -58,6 +59,11 @@ export interface AgentOptions {
   readonly context: Omit<SamplerContext, 'agent' | 'log'>;
   readonly sink: FrameSink;
   readonly descriptorTtlMs: number;
+  /**
+   * How long a descriptor no frame uses any more is kept to be put again
+   * (the stream's window: frames older than that are gone); default the ttl.
+   */
+  readonly descriptorKeepMs?: number;
   readonly log: Logger;
   /** called when a sampler changes state */
   readonly onStatusChange?: () => void;
@@ -96,6 +102,8 @@ export class Agent implements AgentIntrospection {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly lastTick = new Map<number, number>();
   private readonly descriptorPutAt = new Map<string, number>();
+  /** hash -> JSON and when a frame last named it: what to put again if the bucket loses it */
+  private readonly recent = new Map<string, { readonly json: string; usedAt: number }>();
   private stopped = false;
 
   constructor(private readonly o: AgentOptions) {
@@ -298,6 +306,9 @@ export class Agent implements AgentIntrospection {
       );
     }
     const now = Date.now();
+    const used = this.recent.get(d.hash);
+    if (used !== undefined) used.usedAt = now;
+    else this.recent.set(d.hash, { json: d.json, usedAt: now });
     const putAt = this.descriptorPutAt.get(d.hash);
     if (putAt === undefined || now - putAt > this.o.descriptorTtlMs / 4) {
       this.o.sink.putDescriptor(d.hash, d.json);
@@ -313,6 +324,40 @@ export class Agent implements AgentIntrospection {
     r.lastFrameBytes = data.byteLength;
     r.lastSeries = points.length;
     this.o.sink.publishFrame(r.subject, data, r.idPrefix, r.seq);
+  }
+
+  /**
+   * The descriptors frames named within descriptorKeepMs (the ones a
+   * consumer of the stream may still need), with when each was last queued
+   * for a put.
+   */
+  recentDescriptors(): { readonly hash: string; readonly json: string; readonly putAt: number }[] {
+    const horizon = Date.now() - (this.o.descriptorKeepMs ?? this.o.descriptorTtlMs);
+    const out = [];
+    for (const [hash, e] of this.recent) {
+      if (e.usedAt < horizon) {
+        this.recent.delete(hash);
+        continue;
+      }
+      out.push({ hash, json: e.json, putAt: this.descriptorPutAt.get(hash) ?? 0 });
+    }
+    return out;
+  }
+
+  /**
+   * Puts recent descriptors again, ahead of the frames not yet sent: all of
+   * them, or those `only` names. Returns how many were queued.
+   */
+  reputDescriptors(only?: ReadonlySet<string>): number {
+    let n = 0;
+    const now = Date.now();
+    for (const d of this.recentDescriptors()) {
+      if (only !== undefined && !only.has(d.hash)) continue;
+      this.o.sink.putDescriptor(d.hash, d.json, true);
+      this.descriptorPutAt.set(d.hash, now);
+      n++;
+    }
+    return n;
   }
 
   private setStatus(r: Runtime, s: SamplerState): void {

@@ -5,13 +5,12 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
-import { descriptorBucket, statusBucket } from '../bus/kv.js';
 import { agentInboxPrefix, hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SnapshotSink, serveSnapshot } from './snapshot.js';
-import { ensureStream } from '../bus/stream.js';
+import { StoreKeeper } from './store-keeper.js';
 import type { AgentConfig } from '../config/agent.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import { ConfigError, RezolusError } from '../errors.js';
@@ -61,10 +60,16 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     }
     throw new RezolusError('JETSTREAM_UNAVAILABLE', `NATS at ${config.natsUrl} has no JetStream (start nats-server with -js): ${String(error)}`, { cause: error });
   });
-  await ensureStream(jsm, config.stream, log.child({ component: 'stream' }));
-  const replicas = config.stream.replicas;
-  const descriptors = await descriptorBucket(nc, { ttlMs: config.descriptorTtlMs, replicas }).catch(explainRefusal);
-  const status = await statusBucket(nc, { ttlMs: STATUS_TTL_MS, replicas }).catch(explainRefusal);
+  const keeper = new StoreKeeper({
+    nc,
+    jsm,
+    host: hostToken(config.host),
+    stream: config.stream,
+    descriptorTtlMs: config.descriptorTtlMs,
+    statusTtlMs: STATUS_TTL_MS,
+    log: log.child({ component: 'store' }),
+  });
+  const { descriptors, status } = await keeper.provision();
   await warnIfHostTaken(status, hostToken(config.host), log);
   const publisher = new Publisher({
     nc,
@@ -72,11 +77,12 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     host: config.host,
     maxBufferBytes: config.bufferMaxBytes,
     log: log.child({ component: 'publisher' }),
+    onNoStream: (subject) => keeper.noStream(subject),
   });
   const snapshots = new SnapshotSink(publisher);
   let http: Server | undefined;
   if (config.http !== undefined) {
-    http = await serveSnapshot(snapshots, config.host, config.http, log.child({ component: 'http' })).catch((error: unknown) => {
+    http = await serveSnapshot(snapshots, hostToken(config.host), config.http, log.child({ component: 'http' })).catch((error: unknown) => {
       log.warn({ listen: `${config.http?.host}:${config.http?.port}`, error: String(error) }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
       return undefined;
     });
@@ -95,6 +101,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats, cgroups: config.cgroups },
     sink: snapshots,
     descriptorTtlMs: config.descriptorTtlMs,
+    descriptorKeepMs: config.stream.maxAgeMs,
     log: log.child({ component: 'agent' }),
     onStatusChange: () => {
       clearTimeout(statusTimer);
@@ -103,11 +110,13 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   });
   let state: 'running' | 'stopped' = 'running';
   const writeStatus = async (): Promise<void> => {
-    await putStatus(status, agent, publisher, { instance, started, state }).catch((error: unknown) =>
-      log.debug({ error: String(error) }, 'status not written'),
+    await putStatus(status, agent, publisher, { instance, started, state }).then(
+      () => keeper.statusWritten(),
+      (error: unknown) => keeper.statusFailed(error),
     );
   };
   await agent.start();
+  keeper.watch(agent);
   const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
   log.info({ host: agent.host, instance: instance.toString(16), stream: config.stream.name }, 'agent running');
   return {
@@ -120,6 +129,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
       http?.close();
       clearInterval(periodic);
       clearTimeout(statusTimer);
+      keeper.stop();
       await agent.stop();
       await publisher.close(2000);
       state = 'stopped';
@@ -137,18 +147,6 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
 export function agentSecurity(config: AgentConfig): NatsSecurity {
   const s = config.nats ?? NO_NATS_SECURITY;
   return s.inboxPrefix !== '' ? s : { ...s, inboxPrefix: agentInboxPrefix(config.host) };
-}
-
-/** A bucket this user may not create: say who should. */
-function explainRefusal(error: unknown): never {
-  if (error instanceof Error && /permissions violation/i.test(error.message)) {
-    throw new RezolusError(
-      'NATS_PERMISSION',
-      `cannot open the KV buckets (${error.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
-      { cause: error },
-    );
-  }
-  throw error;
 }
 
 /**

@@ -38,9 +38,9 @@ export class SnapshotSink implements FrameSink {
     this.#next.publishFrame(subject, data, idPrefix, seq);
   }
 
-  putDescriptor(key: string, value: string): void {
+  putDescriptor(key: string, value: string, urgent = false): void {
     this.#descriptors.set(key, value);
-    this.#next.putDescriptor(key, value);
+    this.#next.putDescriptor(key, value, urgent);
   }
 
   /** The latest frame of every sampler and the descriptors they use. */

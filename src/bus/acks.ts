@@ -1,5 +1,5 @@
 import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
-import { PublishRefusedError } from '../errors.js';
+import { NoStreamError, PublishRefusedError } from '../errors.js';
 import { inboxPrefixOf, onPublishRefused } from './connect.js';
 
 /** What JetStream answers to a publish: `{stream, seq, duplicate?}` or `{error: {code, description}}`. */
@@ -31,7 +31,9 @@ const SWEEP_MS = 250;
  * acks, one sweep timer for timeouts. Same semantics as js.publish with
  * msgID: the ack says stored (or duplicate), anything else is an error the
  * caller retries with the same id, except a PublishRefusedError: the
- * server's permissions refused the subject, and no ack will ever come.
+ * server's permissions refused the subject, and no ack will ever come. A
+ * NoStreamError (503, no stream captures the subject) is retried too, and
+ * tells the caller the stream is gone.
  * The reply inbox uses the connection's inbox prefix, so a per-host user
  * needs to subscribe only to `<prefix>.>`.
  */
@@ -84,6 +86,10 @@ export class AckedPublisher {
     this.pending.delete(id);
     // A status message without payload (503 no responders: no stream captures the subject).
     if (msg.data.length === 0) {
+      if (msg.headers?.code === 503) {
+        p.reject(new NoStreamError(p.subject));
+        return;
+      }
       p.reject(new Error(`no ack: status ${msg.headers?.code ?? 'unknown'} ${msg.headers?.description ?? ''}`.trim()));
       return;
     }

@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
 import { randomBytes } from 'node:crypto';
-import { PublishRefusedError } from '../errors.js';
+import { NoRespondersError } from '@nats-io/nats-core';
+import { NoStreamError, PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
@@ -42,6 +43,12 @@ export interface PublisherOptions {
   readonly timeoutMs?: number;
   /** publishes in flight at once while the bus is healthy */
   readonly window?: number;
+  /**
+   * Called when a publish finds no stream or bucket to take it (NoStreamError):
+   * the server lost its store. The item stays queued and is retried; the
+   * callback recreates what is missing (agent/store-keeper.ts).
+   */
+  readonly onNoStream?: (subject: string) => void;
 }
 
 const MAX_BACKOFF_MS = 1000;
@@ -108,9 +115,14 @@ export class Publisher {
     this.push({ kind: 'frame', subject, data, idPrefix, seq }, data.byteLength + ITEM_OVERHEAD_BYTES);
   }
 
-  /** Queues a descriptor, put in the bucket under descriptorKey(host, hash). */
-  putDescriptor(hash: string, value: string): void {
-    this.push({ kind: 'kv', key: hash, value }, value.length + hash.length + ITEM_OVERHEAD_BYTES);
+  /**
+   * Queues a descriptor, put in the bucket under descriptorKey(host, hash).
+   * `urgent` puts it ahead of every frame not yet acked (a descriptor put
+   * again after the bucket was lost must land before the buffered frames
+   * that name it).
+   */
+  putDescriptor(hash: string, value: string, urgent = false): void {
+    this.push({ kind: 'kv', key: hash, value }, value.length + hash.length + ITEM_OVERHEAD_BYTES, urgent);
   }
 
   /** The server's max_payload, once connected. */
@@ -143,9 +155,19 @@ export class Publisher {
     }
   }
 
-  private push(payload: Payload, bytes: number): void {
+  private push(payload: Payload, bytes: number, urgent = false): void {
     if (this.closed) return;
-    this.queue.push({ ...payload, bytes, sending: false, done: false });
+    const item: Item = { ...payload, bytes, sending: false, done: false };
+    if (!urgent) {
+      this.queue.push(item);
+    } else if (this.recovering) {
+      // retryOldest sends the oldest unacked item first, then everything from head again
+      this.queue.splice(this.head, 0, item);
+      this.next++;
+    } else {
+      // ahead of everything not yet sent
+      this.queue.splice(this.next, 0, item);
+    }
     this.stats.buffered++;
     this.stats.bufferedBytes += bytes;
     this.evict();
@@ -203,6 +225,7 @@ export class Publisher {
           this.settled();
           return;
         }
+        this.noStream(error);
         this.stats.retries++;
         if (!this.recovering) {
           this.recovering = true;
@@ -250,6 +273,7 @@ export class Publisher {
       } catch (error) {
         item.sending = false;
         if (this.refused(item, error)) break;
+        this.noStream(error);
         this.stats.retries++;
       }
     }
@@ -290,9 +314,23 @@ export class Publisher {
     return true;
   }
 
+  private noStream(error: unknown): void {
+    if (error instanceof NoStreamError) this.o.onNoStream?.(error.subject);
+  }
+
   private async send(item: Item): Promise<void> {
     if (item.kind === 'kv') {
-      await this.o.descriptors.put(descriptorKey(this.o.host, item.key), item.value);
+      const key = descriptorKey(this.o.host, item.key);
+      try {
+        await this.o.descriptors.put(key, item.value);
+      } catch (error) {
+        // the KV client reports a put that no stream answered (503) as JetStream not enabled
+        const name = (error as { name?: string }).name;
+        if (error instanceof NoRespondersError || name === 'JetStreamNotEnabled') {
+          throw new NoStreamError(`$KV.${DESCRIPTOR_BUCKET}.${key}`, { cause: error });
+        }
+        throw error;
+      }
       this.stats.descriptorsPut++;
       return;
     }

@@ -10,6 +10,8 @@ export interface StoredFrame {
   readonly instance: number;
   readonly seq: number;
   readonly beginNs: bigint;
+  /** the descriptor hash it names */
+  readonly descriptor: string;
   /** the stream's own sequence number */
   readonly streamSeq: number;
 }
@@ -24,7 +26,7 @@ export async function readStoredFrames(nc: NatsConnection, stream = 'REZOLUS'): 
   try {
     for await (const m of it) {
       const f = decodeFrame(m.data);
-      out.push({ subject: m.subject, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, streamSeq: m.seq });
+      out.push({ subject: m.subject, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, descriptor: f.descriptor, streamSeq: m.seq });
       if (m.info.pending === 0) break;
     }
   } finally {

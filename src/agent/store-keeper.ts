@@ -1,0 +1,252 @@
+/**
+ * Keeps on the server what the agent's frames need: the stream, the
+ * descriptor and status buckets, and the agent's own descriptors in the
+ * descriptor bucket.
+ *
+ * A server can come back with an empty store (the disk was lost, a new node
+ * took the address): then a publish finds no stream (NoStreamError, from the
+ * Publisher) or a status put fails, and the keeper creates what is missing,
+ * if this NATS user may, and puts every recent descriptor again ahead of the
+ * buffered frames. A per-host user may not create them: it says so once at
+ * warn level and the publisher keeps buffering within its bound until an
+ * admin creates them. A bucket emptied under a running agent (purged, or
+ * recreated by someone else) is found within seconds by a probe every 2 s:
+ * one direct get of one of the agent's descriptors, in turn (O(1) on the
+ * server, however large the fleet's bucket); a probe that misses asks for
+ * the agent's keys (one stream-info request filtered to `<host>.*`) and puts
+ * the missing ones again. No put per frame.
+ */
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import { NoRespondersError, type NatsConnection } from '@nats-io/nats-core';
+import type { Logger } from 'pino';
+import { descriptorBucket, statusBucket } from '../bus/kv.js';
+import { ensureStream, type StreamOptions } from '../bus/stream.js';
+import { DESCRIPTOR_BUCKET, STATUS_BUCKET, descriptorKey } from '../bus/subjects.js';
+import { NoStreamError, RezolusError } from '../errors.js';
+
+export interface StoreKeeperOptions {
+  readonly nc: NatsConnection;
+  readonly jsm: JetStreamManager;
+  /** the agent's host token */
+  readonly host: string;
+  readonly stream: StreamOptions;
+  readonly descriptorTtlMs: number;
+  readonly statusTtlMs: number;
+  readonly log: Logger;
+  /** how often the agent's descriptors are checked in the bucket */
+  readonly checkEveryMs?: number;
+}
+
+/** What the keeper needs of the agent: its recent descriptors, and a way to put them again. */
+export interface DescriptorOwner {
+  recentDescriptors(): readonly { readonly hash: string; readonly putAt: number }[];
+  reputDescriptors(only?: ReadonlySet<string>): number;
+}
+
+export interface Provisioned {
+  readonly descriptors: KV;
+  readonly status: KV;
+}
+
+const CHECK_EVERY_MS = 2000;
+/** repairs are tried at most this often (the publisher retries every second while the stream is gone) */
+const REPAIR_EVERY_MS = 2000;
+/** a descriptor queued this recently may still be on its way: not missing yet */
+const IN_FLIGHT_MS = 2000;
+
+/** An error that means no stream or bucket took the message. */
+export function isNoStream(error: unknown): boolean {
+  return error instanceof NoStreamError || error instanceof NoRespondersError || (error as { name?: string } | undefined)?.name === 'JetStreamNotEnabled';
+}
+
+/** A bucket this user may not create: say who should. */
+function explainRefusal(error: unknown): never {
+  if (error instanceof Error && /permissions violation/i.test(error.message)) {
+    throw new RezolusError(
+      'NATS_PERMISSION',
+      `cannot open the KV buckets (${error.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
+      { cause: error },
+    );
+  }
+  throw error;
+}
+
+function isStreamNotFound(error: unknown): boolean {
+  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
+}
+
+export class StoreKeeper {
+  private owner: DescriptorOwner | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private repairing: Promise<void> | undefined;
+  private lastRepairAt = 0;
+  /** names found missing in the current episode (undefined: none open) */
+  private episode: string[] | undefined;
+  private refusalSaid = false;
+  private statusFailing = false;
+  private checking = false;
+  /** which recent descriptor the next probe reads */
+  private probeIndex = 0;
+  private descriptors: KV | undefined;
+
+  constructor(private readonly o: StoreKeeperOptions) {}
+
+  /** Creates or checks the stream and both buckets (at start; refusals are thrown with the reason). */
+  async provision(): Promise<Provisioned> {
+    await ensureStream(this.o.jsm, this.o.stream, this.o.log.child({ component: 'stream' }));
+    const replicas = this.o.stream.replicas;
+    const descriptors = await descriptorBucket(this.o.nc, { ttlMs: this.o.descriptorTtlMs, replicas }, this.o.log.child({ component: 'kv' })).catch(explainRefusal);
+    const status = await statusBucket(this.o.nc, { ttlMs: this.o.statusTtlMs, replicas }, this.o.log.child({ component: 'kv' })).catch(explainRefusal);
+    this.descriptors = descriptors;
+    return { descriptors, status };
+  }
+
+  /** Starts the periodic descriptor check for the agent's descriptors. */
+  watch(owner: DescriptorOwner): void {
+    this.owner = owner;
+    this.timer = setInterval(() => void this.check(), this.o.checkEveryMs ?? CHECK_EVERY_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  /** A publish found no stream or bucket (the Publisher's onNoStream). */
+  noStream(subject: string): void {
+    this.repair(`a publish to ${subject} found no stream`);
+  }
+
+  /** A status put failed: said once at warn level; a missing bucket is repaired. */
+  statusFailed(error: unknown): void {
+    if (!this.statusFailing) this.o.log.warn({ error: String(error) }, 'status not written to the status bucket; retrying every 10 s');
+    this.statusFailing = true;
+    if (isNoStream(error)) this.repair(`the status bucket ${STATUS_BUCKET} did not take a put`);
+  }
+
+  statusWritten(): void {
+    if (this.statusFailing) this.o.log.info('status written again');
+    this.statusFailing = false;
+  }
+
+  /** Resolves when no repair is running (tests). */
+  async settled(): Promise<void> {
+    await this.repairing;
+  }
+
+  private repair(why: string): void {
+    if (this.repairing !== undefined || Date.now() - this.lastRepairAt < REPAIR_EVERY_MS) return;
+    this.lastRepairAt = Date.now();
+    this.repairing = this.#repair(why)
+      .catch((error: unknown) => this.o.log.debug({ error: String(error) }, 'store check failed; tried again on the next failure'))
+      .finally(() => {
+        this.repairing = undefined;
+      });
+  }
+
+  async #repair(why: string): Promise<void> {
+    const missing = await this.missing();
+    if (missing.length === 0) {
+      this.closeEpisode();
+      return;
+    }
+    const first = this.episode === undefined;
+    this.episode = missing;
+    // Once per episode, whatever happens next: the descriptors go ahead of the buffered frames,
+    // so that when the bucket exists again (made here or by an admin) they are stored first.
+    const reput = first ? (this.owner?.reputDescriptors() ?? 0) : 0;
+    try {
+      await this.provision();
+    } catch (error) {
+      if (!this.refusalSaid) {
+        this.o.log.warn(
+          { missing, why, error: String(error) },
+          `${missing.join(', ')} missing on the server (its store was lost or replaced?) and this NATS user may not create ${missing.length > 1 ? 'them' : 'it'}: ` +
+            'buffering frames (up to [buffer] max_bytes) until an admin creates them (see rezolus nats-auth)',
+        );
+        this.refusalSaid = true;
+      }
+      return;
+    }
+    this.o.log.warn({ recreated: missing, why, descriptors_put_again: reput }, `${missing.join(', ')} missing on the server (its store was lost or replaced?): recreated; flushing the buffer`);
+    this.closeEpisode();
+  }
+
+  private closeEpisode(): void {
+    if (this.episode !== undefined && this.refusalSaid) this.o.log.info({ found: this.episode }, 'the stream and buckets are there again; flushing the buffer');
+    this.episode = undefined;
+    this.refusalSaid = false;
+  }
+
+  /** The stream and buckets the server does not have (a failed lookup other than "not found" is thrown). */
+  private async missing(): Promise<string[]> {
+    const names = [this.o.stream.name, `KV_${DESCRIPTOR_BUCKET}`, `KV_${STATUS_BUCKET}`];
+    const out: string[] = [];
+    for (const name of names) {
+      try {
+        await this.o.jsm.streams.info(name);
+      } catch (error) {
+        if (!isStreamNotFound(error)) throw error;
+        out.push(name);
+      }
+    }
+    return out;
+  }
+
+  /** Every 2 s: one of the agent's descriptors, in turn, read back; a miss starts a full check. */
+  async check(): Promise<void> {
+    if (this.owner === undefined || this.descriptors === undefined || this.checking) return;
+    if (this.episode !== undefined) {
+      this.repair('checking whether the stream and buckets are back');
+      return;
+    }
+    const settled = this.owner.recentDescriptors().filter((d) => Date.now() - d.putAt > IN_FLIGHT_MS);
+    const probe = settled[this.probeIndex++ % Math.max(1, settled.length)];
+    if (probe === undefined) return;
+    this.checking = true;
+    try {
+      const entry = await this.descriptors.get(descriptorKey(this.o.host, probe.hash));
+      if (entry !== null && entry.value.length > 0) return;
+    } catch (error) {
+      // the bus is away or slow: not an answer; a missing bucket shows in the full check
+      this.o.log.debug({ error: String(error) }, 'descriptor probe failed; tried again later');
+    } finally {
+      this.checking = false;
+    }
+    await this.fullCheck();
+  }
+
+  /**
+   * Are the agent's recent descriptors in the bucket? One stream-info
+   * request filtered to `<host>.*` answers for all of them; those missing
+   * are put again. A missing bucket starts a repair.
+   */
+  private async fullCheck(): Promise<void> {
+    if (this.owner === undefined || this.checking) return;
+    this.checking = true;
+    try {
+      const prefix = `$KV.${DESCRIPTOR_BUCKET}.${descriptorKey(this.o.host, '')}`;
+      let subjects: Record<string, number>;
+      try {
+        const info = await this.o.jsm.streams.info(`KV_${DESCRIPTOR_BUCKET}`, { subjects_filter: `${prefix}*` });
+        subjects = info.state.subjects ?? {};
+      } catch (error) {
+        if (isStreamNotFound(error)) this.repair(`the descriptor bucket ${DESCRIPTOR_BUCKET} is gone`);
+        else this.o.log.debug({ error: String(error) }, 'descriptor check failed; tried again later');
+        return;
+      }
+      const now = Date.now();
+      const gone = new Set(
+        this.owner.recentDescriptors()
+          .filter((d) => now - d.putAt > IN_FLIGHT_MS && subjects[`${prefix}${d.hash}`] === undefined)
+          .map((d) => d.hash),
+      );
+      if (gone.size === 0) return;
+      const n = this.owner.reputDescriptors(gone);
+      this.o.log.warn({ descriptors: n }, 'descriptors of this agent were missing from the descriptor bucket (purged or recreated?): put again');
+    } finally {
+      this.checking = false;
+    }
+  }
+}
