@@ -4,6 +4,7 @@
  * with kill -9 while an agent publishes and an exporter and a recorder
  * consume: no frame is lost or stored twice, the exporter keeps serving, and
  * a hindsight snapshot taken after the failover holds the whole window.
+ * Issue 14: a node that loses its whole store is rebuilt from the others.
  */
 import test from 'ava';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -12,6 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
+import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { openDescriptorBucket } from '../../src/bus/kv.js';
 import { retryOnTimeout } from '../../src/bus/retry.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
@@ -23,6 +26,7 @@ import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { Duck } from '../helpers/duckdb.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { auditSeqs, readStoredFrames } from '../helpers/stream.js';
+import { until } from '../helpers/until.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const INTERVAL_MS = 250;
@@ -160,4 +164,82 @@ test.serial('kill -9 of the stream leader: 0 frames lost or doubled, the exporte
   t.true(spanMs >= endedAt - startedAt - 3000, `the snapshot spans ${spanMs} ms of the ${endedAt - startedAt} ms run`);
   t.log(`leader ${leader} killed; publishing caught up after ${resumedMs} ms; ${frames.length} frames stored; ${agent.publisher.stats.retries} retries; live recording ${live.rows} rows, snapshot ${rows.length} rows`);
   await nc.close();
+});
+
+/** Messages of a stream as one node itself holds them (its own replica), from its monitoring port. */
+async function nodeMessages(httpPort: number, stream: string): Promise<number> {
+  const r = await fetch(`http://127.0.0.1:${httpPort}/jsz?streams=true`).catch(() => undefined);
+  if (r === undefined || !r.ok) return -1;
+  const jsz = (await r.json()) as { account_details?: { stream_detail?: { name: string; state: { messages: number } }[] }[] };
+  for (const a of jsz.account_details ?? []) for (const s of a.stream_detail ?? []) if (s.name === stream) return s.state.messages;
+  return -1;
+}
+
+/** Waits until every replica of each stream is current (a restarted node has caught up). */
+async function allCurrent(jsm: Awaited<ReturnType<typeof jetstreamManager>>, streams: readonly string[], ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    let ok = true;
+    for (const s of streams) {
+      const info = await retryOnTimeout(() => jsm.streams.info(s)).catch(() => undefined);
+      const replicas = info?.cluster?.replicas ?? [];
+      if (info?.cluster?.leader === undefined || replicas.length !== 2 || !replicas.every((r) => r.current && (r.lag ?? 0) === 0)) ok = false;
+    }
+    if (ok) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+test.serial('one node loses its store: it is rebuilt from the others, and with another node killed after it the stream and descriptors are whole', async (t) => {
+  t.timeout(150_000);
+  await agent?.stop().catch(() => undefined);
+  agent = undefined;
+  for (const n of cluster.nodes) if (n.process.exitCode !== null || n.process.signalCode !== null) await cluster.restart(n.name);
+  await jetStreamReady(cluster.url);
+  const host = 'cluster-wiped';
+  const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: cluster.url, intervalMs: INTERVAL_MS });
+  agent = await runAgent(
+    { ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, http: undefined, stream: { ...config.stream, replicas: 3 } },
+    silentLogger(),
+  );
+  const nc = await connectBus({ url: cluster.url, name: 'observer', log: silentLogger() });
+  const jsm = await jetstreamManager(nc);
+  const streams = ['REZOLUS', 'KV_rezolus_descriptors', 'KV_rezolus_status'];
+  t.true(await allCurrent(jsm, streams, 60_000), 'three current replicas before the wipe');
+  await sleep(3000);
+
+  // wipe a follower of the stream: it comes back empty and catches up
+  const leader = (await retryOnTimeout(() => jsm.streams.info('REZOLUS'))).cluster?.leader ?? '';
+  const wiped = cluster.nodes.map((n) => n.name).find((n) => n !== leader) ?? 'n1';
+  const held = (await retryOnTimeout(() => jsm.streams.info('REZOLUS'))).state.messages;
+  await cluster.wipe(wiped);
+  const wipedAt = Date.now();
+  const node = cluster.node(wiped);
+  t.true(await until(async () => (await nodeMessages(node.httpPort, 'REZOLUS')) >= held, 60_000), `${wiped} holds the ${held} messages the stream had when its store was wiped`);
+  const caughtUpMs = Date.now() - wipedAt;
+  t.true(await allCurrent(jsm, streams, 60_000), `${wiped} is a current replica of every stream again`);
+  await sleep(2000);
+
+  // now kill another node: the wiped one is part of every quorum from here on
+  const other = cluster.nodes.map((n) => n.name).find((n) => n !== wiped) ?? 'n2';
+  await cluster.kill(other);
+  await sleep(4000);
+  await agent.agent.stop();
+  t.true(await agent.publisher.flush(30_000), 'everything acked with the wiped node in the quorum');
+  const made = new Map(agent.agent.status().filter((s) => s.seq > 0).map((s) => [s.name, s.seq]));
+  const frames = (await retryOnTimeout(() => readStoredFrames(nc))).filter((f) => f.subject.includes(`.${host}.`));
+  const audit = auditSeqs(frames, frames[0]?.instance ?? -1);
+  t.is(audit.totalMissing, 0, `missing: ${JSON.stringify([...audit.missing].filter(([, v]) => v.length > 0))}`);
+  t.is(audit.totalDuplicates, 0);
+  for (const [sampler, seq] of made) t.is(audit.last.get(sampler), seq, `${sampler} ends with the agent's last frame`);
+  t.is(agent.publisher.stats.dropped, 0);
+  // every descriptor the frames name is readable from the buckets the surviving pair holds
+  const cache = new DescriptorCache(await openDescriptorBucket(nc), silentLogger());
+  for (const h of new Set(frames.map((f) => f.descriptor))) t.not(await cache.resolve(h, host), undefined, `descriptor ${h}`);
+  t.log(`${wiped} wiped (leader ${leader}), caught up in ${caughtUpMs} ms; then ${other} killed; ${frames.length} frames, none lost`);
+  await nc.close();
+  await agent.stop();
+  agent = undefined;
+  await cluster.restart(other);
 });

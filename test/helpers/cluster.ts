@@ -23,6 +23,9 @@ export interface ClusterNode {
   readonly name: string;
   readonly port: number;
   readonly configFile: string;
+  readonly storeDir: string;
+  /** the monitoring port (/jsz answers for this node's own replicas) */
+  readonly httpPort: number;
   process: ChildProcess;
 }
 
@@ -33,6 +36,8 @@ export interface TestCluster {
   node(name: string): ClusterNode;
   kill(name: string): Promise<void>;
   restart(name: string): Promise<void>;
+  /** kill -9, remove the node's whole store (as a lost disk), start it again empty */
+  wipe(name: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -73,7 +78,7 @@ export async function startCluster(): Promise<TestCluster> {
     const text = readFileSync(join(ROOT, 'config', 'cluster', `${name}.conf`), 'utf8');
     const configFile = join(dir, `${name}.conf`);
     writeFileSync(configFile, localConfig(text, { port: ports[i] as number, httpPort: httpPorts[i] as number, routePort: routePorts[i] as number, routePorts, storeDir }));
-    const base = { name, port: ports[i] as number, configFile };
+    const base = { name, port: ports[i] as number, configFile, storeDir, httpPort: httpPorts[i] as number };
     nodes.push({ ...base, process: launch(base) });
   }
   const self: TestCluster = {
@@ -95,6 +100,13 @@ export async function startCluster(): Promise<TestCluster> {
       await self.kill(name);
       n.process = launch(n);
       await waitListening(n.port, n.process, 10_000);
+    },
+    async wipe(name) {
+      const n = self.node(name);
+      await self.kill(name);
+      rmSync(n.storeDir, { recursive: true, force: true });
+      mkdirSync(n.storeDir);
+      await self.restart(name);
     },
     async dispose() {
       for (const n of nodes) await self.kill(n.name);
