@@ -38,6 +38,8 @@ export function streamConfig(o: StreamOptions): Partial<StreamConfig> & { name: 
     duplicate_window: nanos(Math.min(o.duplicateWindowMs, o.maxAgeMs)),
     num_replicas: o.replicas,
     allow_direct: true,
+    // a rollup is a purge any publisher can send with a header: one host could empty the window
+    allow_rollup_hdrs: false,
     description: 'rezolus-nats metric frames: the hindsight window',
   };
 }
@@ -117,6 +119,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       ['max_msgs_per_subject', c.max_msgs_per_subject, wanted.max_msgs_per_subject],
       ['duplicate_window', c.duplicate_window, wanted.duplicate_window],
       ['replicas', c.num_replicas, wanted.num_replicas],
+      ['allow_rollup_hdrs', c.allow_rollup_hdrs === true, false],
     ] as const).filter(([, has, want]) => has !== want).map(([key, has, want]) => [key, [has, want]]),
   );
   if (Object.keys(differ).length === 0) return info;
@@ -126,6 +129,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     max_msgs_per_subject: wanted.max_msgs_per_subject,
     duplicate_window: wanted.duplicate_window,
     num_replicas: wanted.num_replicas,
+    allow_rollup_hdrs: false,
   });
   let updated: StreamInfo;
   try {

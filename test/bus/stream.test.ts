@@ -55,3 +55,14 @@ test.serial('ensureStream refuses a stream whose storage and discard conflict, n
   await jsm.streams.delete('CONFLICT');
   await nc.close();
 });
+
+test.serial('ensureStream makes the stream refuse rollups, and turns them off on a stream that allows them', async (t) => {
+  const nc = await connect({ servers: server.url });
+  const jsm = await jetstreamManager(nc);
+  t.false((await ensureStream(jsm, OPTS, silentLogger())).config.allow_rollup_hdrs === true, 'created without rollups');
+  await jsm.streams.update('REZOLUS', { allow_rollup_hdrs: true });
+  t.true((await jsm.streams.info('REZOLUS')).config.allow_rollup_hdrs);
+  t.false((await ensureStream(jsm, OPTS, silentLogger())).config.allow_rollup_hdrs === true, 'turned off again');
+  await jsm.streams.delete('REZOLUS');
+  await nc.close();
+});
