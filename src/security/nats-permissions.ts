@@ -56,6 +56,8 @@ export function agentPermissions(host: string, stream: string): Permissions {
       `$KV.${DESCRIPTOR_BUCKET}.${h}.*`,
       `$KV.${STATUS_BUCKET}.${h}`,
       `$JS.API.DIRECT.GET.KV_${STATUS_BUCKET}.$KV.${STATUS_BUCKET}.${h}`,
+      // reads back its own descriptors: the probe that finds an emptied bucket (agent/store-keeper.ts)
+      `$JS.API.DIRECT.GET.KV_${DESCRIPTOR_BUCKET}.$KV.${DESCRIPTOR_BUCKET}.${h}.*`,
     ],
     subscribe: [`${agentInboxPrefix(h)}.>`],
   };

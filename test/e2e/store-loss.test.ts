@@ -184,6 +184,13 @@ test('a per-host user that may not recreate the stream says so once at warn leve
   const agent = await runAgent({ ...agentConfig('h1', server.url, 100), bufferMaxBytes: bound, nats: security({ user: 'agent-h1', password: 'pw-agent-h1' }) }, log);
   try {
     await sleep(1500);
+    // the agent's user reads back its own descriptors (the probe that finds an emptied bucket), nobody else's
+    const own = await connectBus({ url: server.url, name: 'as-agent', log: silentLogger(), security: security({ user: 'agent-h1', password: 'pw-agent-h1', inboxPrefix: '_INBOX_h1' }) });
+    const ownKv = await descriptorBucket(own, { ttlMs: agentConfig('h1', server.url, 100).descriptorTtlMs, replicas: 1 });
+    const [hash] = await storedHashes(server.url, admin);
+    t.not(await ownKv.get(`h1.${hash}`), null, 'an agent may read its own descriptor');
+    await t.throwsAsync(ownKv.get(`h2.${hash}`), undefined, 'and not another host\'s');
+    await own.close();
     server = await replaceWithEmpty(server, conf);
     t.true(await until(() => agent.publisher.stats.dropped > 0, 60_000), 'the buffer fills while nothing can be stored');
     await sleep(3000);
