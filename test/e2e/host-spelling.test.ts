@@ -11,14 +11,13 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectBus } from '../../src/bus/connect.js';
-import { descriptorBucket, statusBucket } from '../../src/bus/kv.js';
-import { ensureStream } from '../../src/bus/stream.js';
+import { descriptorBucket } from '../../src/bus/kv.js';
 import { agentInboxPrefix, descriptorKey, hostToken, metricsSubject } from '../../src/bus/subjects.js';
 import { emptySkipStats, totalSkipped } from '../../src/bus/subscribe.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
@@ -31,11 +30,11 @@ import { runHindsight, type RunningHindsight } from '../../src/hindsight/main.js
 import { silentLogger } from '../../src/log/logger.js';
 import { runRecord, type RunningRecord } from '../../src/record/main.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { Duck } from '../helpers/duckdb.js';
 import { goodValues, HOSTILE_DESCRIPTORS, TARGET_HASH, TARGET_SAMPLER } from '../helpers/hostile-frames.js';
-import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
+import type { TestNats } from '../helpers/nats.js';
 import { security } from '../helpers/security.js';
 import { until } from '../helpers/until.js';
 
@@ -56,30 +55,20 @@ const RUN = 0x600d_0005;
 
 let server: TestNats;
 let dir: string;
-const passwords = new Map<string, string>();
+let auth: AuthNats;
 let exporter: RunningExporter;
 let recorder: RunningRecord;
 let hindsight: RunningHindsight;
 const publishers: NatsConnection[] = [];
 
-const user = (name: string, inboxPrefix = ''): NatsSecurity => security({ user: name, password: passwords.get(name) ?? '', inboxPrefix });
+const user = (name: string, inboxPrefix = ''): NatsSecurity => security({ user: name, password: auth.password(name), inboxPrefix });
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rezolus-host-spelling-test-'));
-  const credential = (name: string): Credential => {
-    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
-    passwords.set(name, password);
-    return { kind: 'password', password };
-  };
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers([...HOSTS.map((h) => h.name), SPOOF_ONLY], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
-  server = await startTestNats(0, undefined, conf);
-  const admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
+  auth = await startAuthNats(dir, [...HOSTS.map((h) => h.name), SPOOF_ONLY]);
+  server = auth.server;
+  await auth.provision();
   const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
-  await ensureStream(await jetstreamManager(admin), defaults.stream, silentLogger());
-  await descriptorBucket(admin, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
-  await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
-  await admin.close();
   // each host's user puts its descriptors where a frame naming any spelling of its host would find them
   // in the order of HOSTS, then the spoofing host: publishers[i] is the user of HOSTS[i]
   for (const token of [...HOSTS.map((h) => hostToken(h.name)), SPOOF_ONLY]) {
@@ -101,7 +90,7 @@ test.after.always(async () => {
   await hindsight?.stop().catch(() => undefined);
   await exporter?.stop().catch(() => undefined);
   for (const nc of publishers) await nc.close().catch(() => undefined);
-  await server?.dispose();
+  await auth?.dispose();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -183,7 +172,7 @@ test.serial('rezolus record of a host whose every frame names another spelling: 
   const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', SPOOF_ONLY, '--since', since, '-o', output], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, REZOLUS_NATS_USER: 'rezolus-recorder', REZOLUS_NATS_PASSWORD: passwords.get('rezolus-recorder') ?? '' },
+    env: { ...process.env, REZOLUS_NATS_USER: 'rezolus-recorder', REZOLUS_NATS_PASSWORD: auth.password('rezolus-recorder') },
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

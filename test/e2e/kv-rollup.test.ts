@@ -8,7 +8,7 @@
  * once.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
@@ -21,8 +21,8 @@ import { agentInboxPrefix, descriptorKey, DESCRIPTOR_BUCKET, STATUS_BUCKET } fro
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
-import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
+import type { TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
 
 const TTL = { ttlMs: 3_600_000, replicas: 1 };
@@ -31,12 +31,12 @@ const ROLLUP_NOT_PERMITTED = 10111;
 
 let server: TestNats;
 let dir: string;
-const passwords = new Map<string, string>();
+let auth: AuthNats;
 let admin: NatsConnection;
 
 async function as(name: string, host?: string): Promise<NatsConnection> {
   const inboxPrefix = host === undefined ? '' : agentInboxPrefix(host);
-  return connectBus({ url: server.url, name: `test-${name}`, log: silentLogger(), security: security({ user: name, password: passwords.get(name) ?? '', inboxPrefix }) });
+  return connectBus({ url: server.url, name: `test-${name}`, log: silentLogger(), security: security({ user: name, password: auth.password(name), inboxPrefix }) });
 }
 
 /** Every key of a bucket with its revision and value, as the admin sees it. */
@@ -72,21 +72,14 @@ async function fill(hosts: readonly string[]): Promise<void> {
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rezolus-kv-rollup-test-'));
-  const credential = (name: string): Credential => {
-    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
-    passwords.set(name, password);
-    return { kind: 'password', password };
-  };
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers(['hosta', 'hostb'], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
-  server = await startTestNats(0, undefined, conf);
-  admin = await as('rezolus-admin');
+  auth = await startAuthNats(dir, ['hosta', 'hostb']);
+  server = auth.server;
+  admin = auth.admin;
   await ensureStream(await jetstreamManager(admin), loadAgentConfig(undefined, SAMPLER_NAMES).stream, silentLogger());
 });
 
 test.after.always(async () => {
-  await admin?.close().catch(() => undefined);
-  await server?.dispose();
+  await auth?.dispose();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

@@ -10,24 +10,22 @@
  * B cannot name the next ones.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
-import { descriptorBucket, statusBucket } from '../../src/bus/kv.js';
-import { ensureStream } from '../../src/bus/stream.js';
 import { agentInboxPrefix, metricsSubject } from '../../src/bus/subjects.js';
 import { loadAgentConfig, type AgentConfig } from '../../src/config/agent.js';
 import type { NatsSecurity } from '../../src/config/nats.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
-import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
+import type { TestNats } from '../helpers/nats.js';
 import { security } from '../helpers/security.js';
 import { until } from '../helpers/until.js';
 
@@ -37,11 +35,11 @@ const AHEAD = 30;
 
 let server: TestNats;
 let dir: string;
-const passwords = new Map<string, string>();
+let auth: AuthNats;
 let admin: NatsConnection;
 let agent: RunningAgent | undefined;
 
-const user = (name: string, inboxPrefix = ''): NatsSecurity => security({ user: name, password: passwords.get(name) ?? '', inboxPrefix });
+const user = (name: string, inboxPrefix = ''): NatsSecurity => security({ user: name, password: auth.password(name), inboxPrefix });
 
 function agentConfig(host: string): AgentConfig {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: server.url });
@@ -60,25 +58,15 @@ async function stored(): Promise<{ count: number; lastSeq: number }> {
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rezolus-msg-id-test-'));
-  const credential = (name: string): Credential => {
-    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
-    passwords.set(name, password);
-    return { kind: 'password', password };
-  };
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers(['hosta', 'hostb'], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
-  server = await startTestNats(0, undefined, conf);
-  admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
-  const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
-  await ensureStream(await jetstreamManager(admin), defaults.stream, silentLogger());
-  await descriptorBucket(admin, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
-  await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
+  auth = await startAuthNats(dir, ['hosta', 'hostb']);
+  server = auth.server;
+  admin = auth.admin;
+  await auth.provision();
 });
 
 test.after.always(async () => {
   await agent?.stop().catch(() => undefined);
-  await admin?.close().catch(() => undefined);
-  await server?.dispose();
+  await auth?.dispose();
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 

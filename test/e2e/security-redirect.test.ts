@@ -8,24 +8,20 @@
  * those subjects is the same attack through the consumer API.
  */
 import test, { type ExecutionContext } from 'ava';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connectBus } from '../../src/bus/connect.js';
-import { descriptorBucket, statusBucket } from '../../src/bus/kv.js';
-import { ensureStream } from '../../src/bus/stream.js';
 import { DESCRIPTOR_BUCKET, HINDSIGHT_CONTROL_SUBJECT, STATUS_BUCKET } from '../../src/bus/subjects.js';
-import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import type { NatsSecurity } from '../../src/config/nats.js';
 import { runHindsight, type RunningHindsight } from '../../src/hindsight/main.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
-import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
+import type { TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
 
 let server: TestNats;
@@ -33,11 +29,11 @@ let dir: string;
 let admin: NatsConnection;
 let hindsight: RunningHindsight;
 const hindsightLog = capturingLogger();
-const passwords = new Map<string, string>();
+let auth: AuthNats;
 const HASH = '0123456789abcdef';
 const VICTIM_DESCRIPTOR = `hostb.${HASH}`;
 
-const user = (name: string, extra: Partial<NatsSecurity> = {}): NatsSecurity => security({ user: name, password: passwords.get(name) ?? '', ...extra });
+const user = (name: string, extra: Partial<NatsSecurity> = {}): NatsSecurity => security({ user: name, password: auth.password(name), ...extra });
 const connectAs = (name: string): Promise<NatsConnection> =>
   connectBus({ url: server.url, name: `attacker-${name}`, log: silentLogger(), security: user(name, name.startsWith('agent-') ? { inboxPrefix: `_INBOX_${name.slice(6)}` } : {}) });
 
@@ -66,19 +62,10 @@ const settle = (nc: NatsConnection): Promise<void> => nc.flush().then(() => new 
 
 test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rezolus-redirect-test-'));
-  const credential = (name: string): Credential => {
-    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
-    passwords.set(name, password);
-    return { kind: 'password', password };
-  };
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers(['hosta', 'hostb'], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
-  server = await startTestNats(0, undefined, conf);
-  admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
-  const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
-  await ensureStream(await jetstreamManager(admin), defaults.stream, silentLogger());
-  const descriptors = await descriptorBucket(admin, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
-  const status = await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
+  auth = await startAuthNats(dir, ['hosta', 'hostb']);
+  server = auth.server;
+  admin = auth.admin;
+  const { descriptors, status } = await auth.provision();
   // hostb's state, as its agent would have left it
   await descriptors.put(VICTIM_DESCRIPTOR, '{"hostb":"descriptor"}');
   await status.put('hostb', '{"host":"hostb"}');
@@ -89,8 +76,7 @@ test.before(async () => {
 
 test.after.always(async () => {
   await hindsight?.stop().catch(() => undefined);
-  await admin?.close();
-  await server?.dispose();
+  await auth?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -30,19 +30,19 @@ import { runExporter } from '../../src/exporter/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runRecord } from '../../src/record/main.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
 
 let server: TestNats;
 let dir: string;
-const passwords = new Map<string, string>();
+let auth: AuthNats;
 let seedFile: string;
 let admin: NatsConnection;
 const running: { stop(): Promise<void> }[] = [];
 
-const user = (name: string, extra: Partial<NatsSecurity> = {}): NatsSecurity => security({ user: name, password: passwords.get(name) ?? '', ...extra });
+const user = (name: string, extra: Partial<NatsSecurity> = {}): NatsSecurity => security({ user: name, password: auth.password(name), ...extra });
 
 function agentConfig(host: string, nats: NatsSecurity): AgentConfig {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: server.url });
@@ -62,27 +62,16 @@ test.before(async () => {
   const kp = nkeys.createUser();
   seedFile = join(dir, 'agent-hostb.nk');
   writeFileSync(seedFile, `${new TextDecoder().decode(kp.getSeed())}\n`, { mode: 0o600 });
-  const credential = (name: string): Credential => {
-    if (name === 'agent-hostb') return { kind: 'nkey', publicKey: kp.getPublicKey() };
-    const password = `pw-${name}-${Math.random().toString(36).slice(2)}`;
-    passwords.set(name, password);
-    return { kind: 'password', password };
-  };
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(authUsers(['hosta', 'hostb'], 'REZOLUS', credential), { account: 'REZOLUS', stream: 'REZOLUS' }));
-  server = await startTestNats(0, undefined, conf);
+  auth = await startAuthNats(dir, ['hosta', 'hostb'], (name) => (name === 'agent-hostb' ? { kind: 'nkey', publicKey: kp.getPublicKey() } : undefined));
+  server = auth.server;
   // the admin provisions the stream and the buckets; agents may not
-  admin = await connectBus({ url: server.url, name: 'test-admin', log: silentLogger(), security: user('rezolus-admin') });
-  const defaults = loadAgentConfig(undefined, SAMPLER_NAMES);
-  await ensureStream(await jetstreamManager(admin), defaults.stream, silentLogger());
-  await descriptorBucket(admin, { ttlMs: defaults.descriptorTtlMs, replicas: 1 });
-  await statusBucket(admin, { ttlMs: 3_600_000, replicas: 1 });
+  admin = auth.admin;
+  await auth.provision();
 });
 
 test.after.always(async () => {
   for (const r of running.reverse()) await r.stop().catch(() => undefined);
-  await admin?.close();
-  await server?.dispose();
+  await auth?.dispose();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -300,7 +289,7 @@ test.serial('each role through its own account: a retried publish is stored once
   // the CLI as the recorder (--durable) and as hindsight (snapshot), credentials from the environment
   const cli = async (who: string, args: string[]): Promise<{ code: number | null; stderr: string }> => {
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args, '--nats', server.url, '--log-level', 'error'], {
-      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: passwords.get(who) ?? '' },
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: auth.password(who) },
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
