@@ -225,12 +225,13 @@ export class Publisher {
           this.settled();
           return;
         }
-        this.noStream(error);
         this.stats.retries++;
         if (!this.recovering) {
           this.recovering = true;
           this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
         }
+        // recovering first: a descriptor put again from here goes ahead of the oldest unacked frame
+        this.noStream(error);
         this.settled();
       },
     );

@@ -7,6 +7,7 @@ import { Publisher } from '../../src/bus/publisher.js';
 import { ensureStream, type StreamOptions } from '../../src/bus/stream.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { until } from '../helpers/until.js';
 
 const STREAM: StreamOptions = {
   name: 'REZOLUS', maxAgeMs: 15 * 60_000, maxBytes: 64 * 1024 * 1024, maxMsgsPerSubject: 100_000, duplicateWindowMs: 120_000, replicas: 1,
@@ -154,4 +155,52 @@ test.serial('a descriptor larger than the server max_payload is dropped, not ret
   await publisher.close();
   await nc.close();
   await server.dispose();
+});
+
+test.serial('a stream and bucket gone from the server: onNoStream names the subject, and an urgent descriptor is put before every frame still buffered', async (t) => {
+  const server = await startTestNats();
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'test', log });
+  try {
+    const jsm = await jetstreamManager(nc);
+    await ensureStream(jsm, STREAM, log);
+    const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+    const noStream: string[] = [];
+    /** frames acked when each descriptor put was acked */
+    const putAt: number[] = [];
+    let publisher: Publisher | undefined;
+    // what the store keeper does: the descriptor again, ahead of the buffered frames
+    const onNoStream = (subject: string): void => {
+      if (noStream.push(subject) === 1) publisher?.putDescriptor('0123456789abcdef', '{"v":1}', true);
+    };
+    const kv = new Proxy(descriptors, {
+      get: (target, prop, receiver) => (prop === 'put' ? async (k: string, v: string) => {
+        const revision = await target.put(k, v);
+        putAt.push(publisher?.stats.published ?? -1);
+        return revision;
+      } : Reflect.get(target, prop, receiver)),
+    });
+    publisher = new Publisher({ nc, descriptors: kv, host: 'h1', maxBufferBytes: 8 * 1024 * 1024, log, timeoutMs: 1000, onNoStream });
+    const subject = 'rezolus.metrics.h1.cpu_usage';
+    for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), 'h1.cpu_usage.1.', i);
+    t.true(await publisher.flush(10_000));
+    await jsm.streams.delete('REZOLUS');
+    await jsm.streams.delete('KV_rezolus_descriptors');
+    for (let i = 6; i <= 25; i++) {
+      publisher.publishFrame(subject, frame(i), 'h1.cpu_usage.1.', i);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    t.true(await until(() => noStream.length > 0, 10_000), 'the publisher reported the missing stream');
+    t.is(noStream[0], subject);
+    await ensureStream(jsm, STREAM, log);
+    await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+    t.true(await publisher.flush(30_000), 'flushed once the stream and bucket are back');
+    t.deepEqual(putAt, [5], 'the descriptor was put once, before any frame made after the loss was acked');
+    t.deepEqual(await storedPayloads(nc, subject), Array.from({ length: 20 }, (_, k) => k + 6), 'every frame made after the loss, once, in order');
+    t.is(publisher.stats.dropped, 0);
+    await publisher.close();
+  } finally {
+    await nc.close();
+    await server.dispose();
+  }
 });
