@@ -77,7 +77,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     host: config.host,
     maxBufferBytes: config.bufferMaxBytes,
     log: log.child({ component: 'publisher' }),
-    onNoStream: (subject) => keeper.noStream(subject),
+    onRetry: (error) => keeper.publishFailed(error),
   });
   const snapshots = new SnapshotSink(publisher);
   let http: Server | undefined;

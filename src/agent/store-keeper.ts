@@ -5,7 +5,8 @@
  *
  * A server can come back with an empty store (the disk was lost, a new node
  * took the address): then a publish finds no stream (NoStreamError, from the
- * Publisher) or a status put fails, and the keeper creates what is missing,
+ * Publisher), no ack comes (a live subscriber took the frame), a status put
+ * fails or a probe misses, and the keeper creates what is missing,
  * if this NATS user may, and puts every recent descriptor again ahead of the
  * buffered frames. A per-host user may not create them: it says so once at
  * warn level and the publisher keeps buffering within its bound until an
@@ -113,9 +114,14 @@ export class StoreKeeper {
     clearInterval(this.timer);
   }
 
-  /** A publish found no stream or bucket (the Publisher's onNoStream). */
-  noStream(subject: string): void {
-    this.repair(`a publish to ${subject} found no stream`);
+  /**
+   * A publish failed and is retried (the Publisher's onRetry): no stream took
+   * it, or no ack came (the server is away, or a live subscriber took the
+   * frame where no stream did: then no "no responders" comes back either).
+   * Either way, at most every 2 s, ask whether the stream and buckets are there.
+   */
+  publishFailed(error: unknown): void {
+    this.repair(error instanceof NoStreamError ? `a publish to ${error.subject} found no stream` : `publishes are not acked (${String(error)})`);
   }
 
   /** A status put failed: said once at warn level; a missing bucket is repaired. */

@@ -44,11 +44,13 @@ export interface PublisherOptions {
   /** publishes in flight at once while the bus is healthy */
   readonly window?: number;
   /**
-   * Called when a publish finds no stream or bucket to take it (NoStreamError):
-   * the server lost its store. The item stays queued and is retried; the
-   * callback recreates what is missing (agent/store-keeper.ts).
+   * Called on every failed attempt that is retried, with its error: a
+   * NoStreamError (no stream or bucket took it: the server lost its store),
+   * or no ack in time (the server is away, or a live subscriber took the
+   * message where no stream did). The item stays queued and is retried; the
+   * callback checks for and recreates what is missing (agent/store-keeper.ts).
    */
-  readonly onNoStream?: (subject: string) => void;
+  readonly onRetry?: (error: unknown) => void;
 }
 
 const MAX_BACKOFF_MS = 1000;
@@ -231,7 +233,7 @@ export class Publisher {
           this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
         }
         // recovering first: a descriptor put again from here goes ahead of the oldest unacked frame
-        this.noStream(error);
+        this.o.onRetry?.(error);
         this.settled();
       },
     );
@@ -274,7 +276,7 @@ export class Publisher {
       } catch (error) {
         item.sending = false;
         if (this.refused(item, error)) break;
-        this.noStream(error);
+        this.o.onRetry?.(error);
         this.stats.retries++;
       }
     }
@@ -313,10 +315,6 @@ export class Publisher {
       this.o.log.error({ subject, refused: this.stats.refused }, `NATS refused publishing to ${subject}: this user may not publish there (check [general] host and the user's permissions); what goes there is dropped and counted as refused`);
     }
     return true;
-  }
-
-  private noStream(error: unknown): void {
-    if (error instanceof NoStreamError) this.o.onNoStream?.(error.subject);
   }
 
   private async send(item: Item): Promise<void> {

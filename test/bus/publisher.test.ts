@@ -5,6 +5,7 @@ import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { Publisher } from '../../src/bus/publisher.js';
 import { ensureStream, type StreamOptions } from '../../src/bus/stream.js';
+import { NoStreamError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
@@ -157,7 +158,7 @@ test.serial('a descriptor larger than the server max_payload is dropped, not ret
   await server.dispose();
 });
 
-test.serial('a stream and bucket gone from the server: onNoStream names the subject, and an urgent descriptor is put before every frame still buffered', async (t) => {
+test.serial('a stream and bucket gone from the server: a retry reports NoStreamError with the subject, and an urgent descriptor is put before every frame still buffered', async (t) => {
   const server = await startTestNats();
   const log = silentLogger();
   const nc = await connectBus({ url: server.url, name: 'test', log });
@@ -170,8 +171,8 @@ test.serial('a stream and bucket gone from the server: onNoStream names the subj
     const putAt: number[] = [];
     let publisher: Publisher | undefined;
     // what the store keeper does: the descriptor again, ahead of the buffered frames
-    const onNoStream = (subject: string): void => {
-      if (noStream.push(subject) === 1) publisher?.putDescriptor('0123456789abcdef', '{"v":1}', true);
+    const onRetry = (error: unknown): void => {
+      if (error instanceof NoStreamError && noStream.push(error.subject) === 1) publisher?.putDescriptor('0123456789abcdef', '{"v":1}', true);
     };
     const kv = new Proxy(descriptors, {
       get: (target, prop, receiver) => (prop === 'put' ? async (k: string, v: string) => {
@@ -180,7 +181,7 @@ test.serial('a stream and bucket gone from the server: onNoStream names the subj
         return revision;
       } : Reflect.get(target, prop, receiver)),
     });
-    publisher = new Publisher({ nc, descriptors: kv, host: 'h1', maxBufferBytes: 8 * 1024 * 1024, log, timeoutMs: 1000, onNoStream });
+    publisher = new Publisher({ nc, descriptors: kv, host: 'h1', maxBufferBytes: 8 * 1024 * 1024, log, timeoutMs: 1000, onRetry });
     const subject = 'rezolus.metrics.h1.cpu_usage';
     for (let i = 1; i <= 5; i++) publisher.publishFrame(subject, frame(i), 'h1.cpu_usage.1.', i);
     t.true(await publisher.flush(10_000));
