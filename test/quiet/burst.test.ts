@@ -149,7 +149,9 @@ test('a 300 ms CPU burst and a loopback burst show in p100 of the per-sample rat
   const cpuMax = value(s1.text, userRate);
   t.log(`CPU ${BURST_CPU} user: 15 s average ${(cpuAvg * 100).toFixed(1)} %, p50 ${(value(s1.text, userP50) * 100).toFixed(1)} %, p100 ${(cpuMax * 100).toFixed(1)} %`);
   t.true(cpuMax >= 0.8, `p100 ${cpuMax} should show the burst at ≥ 80 % of a core`);
-  t.true(cpuAvg < 0.1, `the 15 s average ${cpuAvg} should hide it (< 10 %)`);
+  // relative, not absolute: other processes on a busy machine raise the average on every CPU (23 % seen
+  // with two test runs beside this one), while the 300 ms burst alone adds only ~2 % to it
+  t.true(cpuAvg < cpuMax / 3, `the 15 s average ${cpuAvg} should hide the burst (below a third of p100 ${cpuMax})`);
 
   const netAvg = (value(s1.text, lo) - value(s0.text, lo)) / seconds;
   const netMax = value(s1.text, loRate);
