@@ -16,11 +16,23 @@
  * delivered, and an ack-all of a later message would ack those too. The ack
  * floor is therefore only ever at a message the recorder received with all
  * the deliveries before it.
+ *
+ * A stream of the same name may be a new one (the server lost its store and
+ * the agent created it again; its sequences start over): the caller is given
+ * the stream's creation time and last sequence and says, in that stream's
+ * sequences, what it holds. A missing stream is NO_STREAM; the caller may
+ * wait for it.
  */
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, ReplayPolicy, type Consumer, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { nanos } from '@nats-io/nats-core';
 import { RezolusError } from '../errors.js';
+
+/** What tells one stream from another of the same name: its creation time (stream info `created`) and its last sequence. */
+export interface StreamIdentity {
+  readonly created: string;
+  readonly lastSeq: number;
+}
 
 export interface DurableOptions {
   readonly stream: string;
@@ -28,8 +40,8 @@ export interface DurableOptions {
   readonly filter: string;
   /** store time the consumer starts at when nothing was taken yet, unix ns */
   readonly startNs: bigint;
-  /** the highest stream sequence the caller already holds (0: none) */
-  readonly afterSeq: number;
+  /** the highest sequence of this stream the caller already holds (0: none), given the stream it found */
+  readonly afterSeq: (stream: StreamIdentity) => number;
   /** false when the caller holds nothing of this consumer: an existing one then belongs to someone else */
   readonly resuming: boolean;
   /**
@@ -45,6 +57,8 @@ export interface OpenedDurable {
   readonly fromSeq: number | undefined;
   /** when messages the recording needed had already left the stream (max_age): the stream's first sequence */
   readonly lostBefore: number | undefined;
+  /** the stream it reads */
+  readonly stream: StreamIdentity;
 }
 
 /** Unacked messages the server lets out at once; acks come once per batch of up to FETCH_MAX. */
@@ -90,7 +104,9 @@ export async function openDurable(nc: NatsConnection, o: DurableOptions): Promis
       throw new RezolusError('DURABLE_IN_USE', `consumer ${o.name} on stream ${o.stream} filters ${existing.config.filter_subject ?? '(nothing)'}, not ${o.filter}: it belongs to another recording`);
     }
   }
-  const floor = o.ignoreAckFloor === true ? o.afterSeq : Math.max(existing?.ack_floor.stream_seq ?? 0, o.afterSeq);
+  const identity: StreamIdentity = { created: stream.created, lastSeq: stream.state.last_seq };
+  const afterSeq = o.afterSeq(identity);
+  const floor = o.ignoreAckFloor === true ? afterSeq : Math.max(existing?.ack_floor.stream_seq ?? 0, afterSeq);
   if (existing !== undefined) await jsm.consumers.delete(o.stream, o.name);
   const start = floor > 0
     ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: floor + 1 }
@@ -106,7 +122,7 @@ export async function openDurable(nc: NatsConnection, o: DurableOptions): Promis
   });
   const consumer = await jetstream(nc).consumers.get(o.stream, o.name);
   const first = stream.state.first_seq;
-  return { consumer, fromSeq: floor > 0 ? floor + 1 : undefined, lostBefore: floor > 0 && first > floor + 1 ? first : undefined };
+  return { consumer, fromSeq: floor > 0 ? floor + 1 : undefined, lostBefore: floor > 0 && first > floor + 1 ? first : undefined, stream: identity };
 }
 
 /** Deletes the consumer; gone already is fine. */

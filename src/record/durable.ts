@@ -22,6 +22,18 @@
  * dropped connection too: a frame is spooled (and acked) before it is
  * resolved, so a lookup given up would lose it from the file.
  *
+ * A server that lost its store comes back without the stream; the agent
+ * creates it again, and its sequences start over at 1. While the stream is
+ * missing the recorder waits (one warning, a try every second; stopping
+ * still writes the file). The stream it then finds is told from the one it
+ * was reading by its creation time: a new one starts a new epoch in the
+ * spool (spool-format.ts), whose base is the highest spool sequence so far,
+ * and is read from the window's start time. Frames are spooled and compared
+ * in spool sequences (base + stream sequence), so the frames of the old
+ * stream are kept once, none of the new one is taken for a redelivery, and
+ * a restart resumes in the right stream at the right sequence. Frames the
+ * old stream held that were not spooled yet were lost with it.
+ *
  * At the end the Parquet file is written atomically (temporary name, fsync,
  * rename), the spool is marked done, the consumer deleted and the spool
  * removed. A kill before the rename leaves the previous file (if any) under
@@ -36,7 +48,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { connectBus } from '../bus/connect.js';
 import { DescriptorCache } from '../bus/descriptors.js';
-import { deleteDurable, openDurable } from '../bus/durable.js';
+import { deleteDurable, openDurable, type OpenedDurable, type StreamIdentity } from '../bus/durable.js';
 import { openDescriptorBucket } from '../bus/kv.js';
 import { SeqGuard } from '../bus/order.js';
 import { checkLookback, consumerFilter } from '../bus/replay.js';
@@ -49,7 +61,7 @@ import { lockFile } from './lock.js';
 import { closeBus, streamHosts } from './nats.js';
 import type { RecordSummary, RunningRecord } from './main.js';
 import { Spool } from './spool.js';
-import type { SpoolHeader } from './spool-format.js';
+import { epochFor, streamSeqAfter, type SpoolHeader } from './spool-format.js';
 import { RecordingWriter } from './write.js';
 
 export interface DurableSpec {
@@ -78,6 +90,8 @@ const FETCH_MAX = 1000;
 /** how long a request waits for a dropped connection to come back before it is tried anyway */
 const RECONNECT_PATIENCE_MS = 10_000;
 const FETCH_EXPIRES_MS = 1000;
+/** how often a missing stream or an unreachable server is tried again */
+const RETRY_MS = 1000;
 /** store times are the server's clock: allow it to be this far behind ours before the window is over */
 const END_GRACE_NS = 500_000_000n;
 
@@ -229,25 +243,70 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
     const done = finishCleanUp(nc, spool, config, skipped, release);
     return { done, progress: () => ({ frames: spool.frames, rows: 0, bytes: 0 }), stop: () => undefined, abort: async () => void (await done.catch(() => undefined)) };
   }
-  let opened;
+  const startNs = BigInt(header.startNs);
+  const endNs = header.endNs === null ? undefined : BigInt(header.endNs);
+  /**
+   * Where the spool stands in the stream the consumer is made on: a new stream (the server lost its
+   * store) starts a new epoch first, and nothing of it is held yet.
+   */
+  const afterSeq = (found: StreamIdentity): number => {
+    const { epoch, record, newStream } = epochFor(spool.epoch, spool.maxSeq, found);
+    if (record) spool.beginEpoch(epoch);
+    if (newStream) {
+      log.warn(
+        { stream, created: found.created, lastSeq: found.lastSeq, spooled: spool.maxSeq, base: epoch.base },
+        'the stream is a new one (the server lost its store?): reading it from the window start; frames of the old one not spooled yet were lost with it',
+      );
+    }
+    return streamSeqAfter(epoch, spool.maxSeq);
+  };
+  let streamGone = false;
+  /**
+   * Opens the consumer, waiting while the stream is missing (and, with `retryUnavailable`, while
+   * NATS does not answer); undefined when stopped meanwhile.
+   */
+  const openWaiting = async (ignoreAckFloor: boolean, retryUnavailable: boolean): Promise<{ opened: OpenedDurable; attempts: number } | undefined> => {
+    let warned = false;
+    for (let attempt = 0; !stopRequested; attempt++) {
+      await untilConnected();
+      try {
+        const opened = await openDurable(nc, { stream, name, filter, startNs, afterSeq, resuming: true, ignoreAckFloor });
+        if (streamGone) log.warn({ stream, waitedS: attempt }, 'the stream is there again: recording goes on');
+        streamGone = false;
+        return { opened, attempts: attempt + 1 };
+      } catch (error) {
+        const missing = error instanceof RezolusError && error.code === 'NO_STREAM';
+        // as before the stream could go missing: a RezolusError other than NATS_UNAVAILABLE ends the recording
+        const unavailable = !(error instanceof RezolusError) || error.code === 'NATS_UNAVAILABLE';
+        if (!missing && !(retryUnavailable && unavailable)) throw error;
+        if (missing && !streamGone) log.warn({ stream }, `stream ${stream} is gone (the server lost its store?): waiting for it to be created again, trying every second`);
+        else if (!missing && !warned) log.warn({ error: String(error) }, 'cannot recreate the consumer yet; retrying every second');
+        streamGone ||= missing;
+        warned = true;
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+    return undefined;
+  };
+  let opened: OpenedDurable | undefined;
   try {
     // a cut tail may hold frames that were acked: start after the spool, not after the ack floor
-    opened = await openDurable(nc, { stream, name, filter, startNs: BigInt(header.startNs), afterSeq: spool.maxSeq, resuming: found !== undefined, ignoreAckFloor: cut !== undefined });
+    opened = found === undefined
+      ? await openDurable(nc, { stream, name, filter, startNs, afterSeq, resuming: false })
+      : (await openWaiting(cut !== undefined, false))?.opened;
   } catch (error) {
     await writer.abort();
     // a spool made just now for a consumer that cannot be had is not a recording
     if (found === undefined) spool.remove();
     throw error;
   }
-  if (opened.lostBefore !== undefined) {
+  if (opened?.lostBefore !== undefined) {
     log.warn({ stream, firstSeq: opened.lostBefore, spooled: spool.maxSeq }, 'frames the recording needed left the stream (max_age) while the recorder was down: the file has a gap there');
   }
   log.info(
-    { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledFrames: spool.frames, fromSeq: opened.fromSeq, resumeMs: Date.now() - began },
+    { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledFrames: spool.frames, fromSeq: opened?.fromSeq, epochBase: spool.epoch?.base, resumeMs: Date.now() - began },
     found === undefined ? 'recording' : 'resuming',
   );
-  const startNs = BigInt(header.startNs);
-  const endNs = header.endNs === null ? undefined : BigInt(header.endNs);
 
   // The server counts a message as delivered once it is written to the socket. One that is lost
   // on the way (the connection dropped, a fetch given up) is acked by the ack-all of any later
@@ -256,30 +315,23 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
   // delivery sequence has no gap), the fetch ended without an error and the connection did not
   // drop meanwhile. Otherwise nothing is acked: the spool is fsynced and the consumer recreated
   // just after it, as a restart does.
-  let consumer = opened.consumer;
+  // undefined: stopped while waiting for the stream; the file is written from the spool
+  let consumer = opened?.consumer;
   /** the delivery sequence the next message of this consumer must have */
   let nextDelivery = 1;
   let recreated = 0;
 
   /** Recreates the consumer after the spool (retrying while NATS is away); false when stopped meanwhile. */
   const recreate = async (why: string): Promise<boolean> => {
-    for (let attempt = 0; !stopRequested; attempt++) {
-      await untilConnected();
-      try {
-        const again = await openDurable(nc, { stream, name, filter, startNs, afterSeq: spool.maxSeq, resuming: true });
-        consumer = again.consumer;
-        nextDelivery = 1;
-        recreated++;
-        log.warn({ why, spooled: spool.maxSeq, fromSeq: again.fromSeq, attempts: attempt + 1 }, 'frames may have been delivered and not received: recreated the consumer just after the spool');
-        if (again.lostBefore !== undefined) log.warn({ stream, firstSeq: again.lostBefore, spooled: spool.maxSeq }, 'frames the recording needed left the stream (max_age) meanwhile: the file has a gap there');
-        return true;
-      } catch (error) {
-        if (error instanceof RezolusError && error.code !== 'NATS_UNAVAILABLE') throw error;
-        if (attempt === 0) log.warn({ error: String(error) }, 'cannot recreate the consumer yet; retrying every second');
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-    return false;
+    const got = await openWaiting(false, true);
+    if (got === undefined) return false;
+    const again = got.opened;
+    consumer = again.consumer;
+    nextDelivery = 1;
+    recreated++;
+    log.warn({ why, spooled: spool.maxSeq, fromSeq: again.fromSeq, attempts: got.attempts }, 'frames may have been delivered and not received: recreated the consumer just after the spool');
+    if (again.lostBefore !== undefined) log.warn({ stream, firstSeq: again.lostBefore, spooled: spool.maxSeq }, 'frames the recording needed left the stream (max_age) meanwhile: the file has a gap there');
+    return true;
   };
 
   const pull = async (): Promise<void> => {
@@ -290,8 +342,12 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
       /** why this batch must not be acked */
       let broken: string | undefined;
       const dropsBefore = drops;
+      const from = consumer;
+      if (from === undefined) return;
+      // spool sequence = the epoch's base + stream sequence (the consumer reads the epoch's stream)
+      const base = spool.epoch?.base ?? 0;
       try {
-        batch = await consumer.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
+        batch = await from.fetch({ max_messages: FETCH_MAX, expires: FETCH_EXPIRES_MS });
         if (drops !== dropsBefore) batch.stop();
         for await (const m of batch) {
           if (m.info.deliverySequence !== nextDelivery) {
@@ -306,12 +362,13 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
           last = m;
           lastPending = m.info.pending;
           // a redelivery of what the spool holds
-          if (m.info.streamSequence <= spool.maxSeq) continue;
+          const seq = base + m.info.streamSequence;
+          if (seq <= spool.maxSeq) continue;
           // a start time still to come makes the server start at its last message: the window starts at startNs
           if (BigInt(m.info.timestampNanos) < startNs) continue;
           // the fleet filter delivers every host: keep the selected ones
           if (pick !== undefined && !pick(subjectHostToken(m.subject))) continue;
-          spool.append({ seq: m.info.streamSequence, timeNs: BigInt(m.info.timestampNanos), subject: m.subject, data: m.data });
+          spool.append({ seq, timeNs: BigInt(m.info.timestampNanos), subject: m.subject, data: m.data });
           await take(m.subject, m.data);
           if (stopRequested) break;
         }
@@ -332,7 +389,7 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
       }
       if (endNs !== undefined && BigInt(Date.now()) * 1_000_000n > endNs + END_GRACE_NS && (last === undefined || lastPending === 0)) {
         // past the end and caught up, unless the server holds more (it may have been away)
-        const pending = await consumer.info(false).then((i) => i.num_pending, () => -1);
+        const pending = await from.info(false).then((i) => i.num_pending, () => -1);
         if (pending === 0) return;
       }
     }
@@ -354,7 +411,7 @@ async function start(config: DurableRecordConfig, path: string, nc: NatsConnecti
       throw new RezolusError('WRITE_FAILED', `${message}; ${path} and consumer ${name} are kept: run the same command again to write the file`, { cause: error });
     }
     spool.markDone();
-    log.info({ output: s.output, frames: s.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: recreated }, 'recorded');
+    log.info({ output: s.output, frames: s.frames, spooledFrames: spool.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: recreated }, 'recorded');
     const hostsInStream = s.written ? undefined : await streamHosts(nc, stream);
     await deleteDurable(nc, stream, name);
     spool.remove();

@@ -2,13 +2,23 @@
  * The byte layout of a durable recording's spool (spool.ts): a magic, then
  * records, each `[u32 body length][u32 crc32 of body][body]` (little
  * endian). The first record is the header (JSON), then one record per
- * frame message taken from the stream (its stream sequence, store time,
+ * frame message taken from the stream (its spool sequence, store time,
  * subject and message bytes), and a `done` record once the Parquet file is
  * in place. A record whose length runs past the end of the file or whose
  * checksum is wrong ends the spool: it is the torn tail of a killed writer.
+ *
+ * Stream epochs: a server that lost its store gets the stream created again
+ * (by the agent), and its sequences start over at 1. An `epoch` record marks
+ * the stream the frames after it come from: its creation time (stream info
+ * `created`, as the server gave it) and a base; a frame's spool sequence is
+ * base + its stream sequence, so spool sequences only grow across streams
+ * (a new epoch's base is the highest spool sequence before it). Spools
+ * written before epochs existed have none: their frames are in stream
+ * sequences of one stream, which is base 0 of an epoch of unknown creation.
  * Pure, no I/O.
  */
 import { crc32 } from 'node:zlib';
+import type { StreamIdentity } from '../bus/durable.js';
 
 export const SPOOL_MAGIC = Buffer.from('RZSPOOL1', 'ascii');
 /** length and checksum before each body */
@@ -19,6 +29,7 @@ const MAX_BODY = 64 * 1024 * 1024;
 const HEADER = 0;
 const FRAME = 1;
 const DONE = 2;
+const EPOCH = 3;
 
 /** What a recording was started with; a restart must match it. */
 export interface SpoolHeader {
@@ -38,7 +49,7 @@ export interface SpoolHeader {
 
 export interface FrameRecord {
   readonly t: 'frame';
-  /** stream sequence */
+  /** spool sequence: the epoch's base + the stream sequence (before any epoch record: the stream sequence) */
   readonly seq: number;
   /** store time, unix ns */
   readonly timeNs: bigint;
@@ -46,7 +57,16 @@ export interface FrameRecord {
   readonly data: Uint8Array;
 }
 
-export type SpoolRecord = { readonly t: 'header'; readonly header: SpoolHeader } | FrameRecord | { readonly t: 'done' };
+/** The stream the frames after it come from. */
+export interface EpochRecord {
+  readonly t: 'epoch';
+  /** the stream's creation time, as stream info gives it (compared as text) */
+  readonly created: string;
+  /** spool sequence = base + stream sequence */
+  readonly base: number;
+}
+
+export type SpoolRecord = { readonly t: 'header'; readonly header: SpoolHeader } | FrameRecord | EpochRecord | { readonly t: 'done' };
 
 function frame(body: Uint8Array): Uint8Array {
   const out = Buffer.allocUnsafe(RECORD_PREFIX + body.byteLength);
@@ -65,6 +85,14 @@ export function encodeRecord(r: SpoolRecord): Uint8Array {
     return frame(body);
   }
   if (r.t === 'done') return frame(Uint8Array.of(DONE));
+  if (r.t === 'epoch') {
+    const created = Buffer.from(r.created, 'utf8');
+    const body = Buffer.allocUnsafe(1 + 8 + created.byteLength);
+    body[0] = EPOCH;
+    body.writeBigUInt64LE(BigInt(r.base), 1);
+    body.set(created, 9);
+    return frame(body);
+  }
   const subject = Buffer.from(r.subject, 'utf8');
   const body = Buffer.allocUnsafe(1 + 8 + 8 + 2 + subject.byteLength + r.data.byteLength);
   body[0] = FRAME;
@@ -90,6 +118,7 @@ export function decodeRecord(buf: Buffer, at: number): Decoded {
   try {
     if (body[0] === DONE) return { record: { t: 'done' }, next };
     if (body[0] === HEADER) return { record: { t: 'header', header: JSON.parse(body.subarray(1).toString('utf8')) as SpoolHeader }, next };
+    if (body[0] === EPOCH) return n < 9 ? 'bad' : { record: { t: 'epoch', base: Number(body.readBigUInt64LE(1)), created: body.subarray(9).toString('utf8') }, next };
     if (body[0] !== FRAME || n < 19) return 'bad';
     const subjectBytes = body.readUInt16LE(17);
     if (19 + subjectBytes > n) return 'bad';
@@ -107,4 +136,25 @@ export function decodeRecord(buf: Buffer, at: number): Decoded {
   } catch {
     return 'bad';
   }
+}
+
+/**
+ * The epoch the frames of `stream` go into, given the spool's last epoch
+ * (undefined: none yet, or a spool from before epochs) and its highest spool
+ * sequence; `record` when it must be written to the spool before any frame
+ * of it. The same creation time is the same stream. Without an epoch, a
+ * stream whose last sequence is below what the spool holds cannot be the
+ * one it was read from (its sequences started over); otherwise it is taken
+ * for it (a spool from before epochs cannot tell a new stream that has
+ * grown past it).
+ */
+export function epochFor(current: EpochRecord | undefined, maxSeq: number, stream: StreamIdentity): { readonly epoch: EpochRecord; readonly record: boolean; readonly newStream: boolean } {
+  if (current !== undefined && current.created === stream.created) return { epoch: current, record: false, newStream: false };
+  const same = current === undefined && stream.lastSeq >= maxSeq;
+  return { epoch: { t: 'epoch', created: stream.created, base: same ? 0 : maxSeq }, record: true, newStream: !same };
+}
+
+/** The stream sequence after which the epoch's stream holds nothing the spool lacks (0: nothing of it spooled). */
+export function streamSeqAfter(epoch: EpochRecord, maxSeq: number): number {
+  return Math.max(0, maxSeq - epoch.base);
 }

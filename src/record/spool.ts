@@ -6,13 +6,17 @@
  * header (what the recording was started with, its window) is written once,
  * atomically; a torn last record (a kill during an append) is cut off on
  * open, and reported; damage before the end is refused (see replay). A `done` record says the Parquet file is in place, so a recorder
- * killed while cleaning up only has to finish the clean-up.
+ * killed while cleaning up only has to finish the clean-up. An `epoch`
+ * record names the stream the frames after it come from (a stream created
+ * again after the server lost its store starts over at sequence 1): frames
+ * are kept in spool sequences, the epoch's base + their stream sequence
+ * (spool-format.ts).
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { RezolusError } from '../errors.js';
 import { syncDir } from './fsync.js';
 import { writeError } from './io-error.js';
-import { decodeRecord, encodeRecord, RECORD_PREFIX, SPOOL_MAGIC, type FrameRecord, type SpoolHeader } from './spool-format.js';
+import { decodeRecord, encodeRecord, RECORD_PREFIX, SPOOL_MAGIC, type EpochRecord, type FrameRecord, type SpoolHeader } from './spool-format.js';
 
 const READ_CHUNK = 1024 * 1024;
 
@@ -67,6 +71,7 @@ export class Spool {
   #fd: number | undefined;
   #pending: Uint8Array[] = [];
   #maxSeq = 0;
+  #epoch: EpochRecord | undefined;
   #frames = 0;
   #done = false;
   /** bytes of the file that are whole records */
@@ -78,9 +83,14 @@ export class Spool {
     this.#end = end;
   }
 
-  /** The highest stream sequence spooled (0: none). */
+  /** The highest spool sequence spooled (0: none): the epoch's base + the stream sequence. */
   get maxSeq(): number {
     return this.#maxSeq;
+  }
+
+  /** The stream the last frames came from; undefined before the first (or in a spool from before epochs). */
+  get epoch(): EpochRecord | undefined {
+    return this.#epoch;
   }
 
   get frames(): number {
@@ -192,6 +202,7 @@ export class Spool {
         }
         at = d.next;
         if (d.record.t === 'done') this.#done = true;
+        else if (d.record.t === 'epoch') this.#epoch = d.record;
         else if (d.record.t === 'frame') {
           this.#frames++;
           if (d.record.seq > this.#maxSeq) this.#maxSeq = d.record.seq;
@@ -220,6 +231,20 @@ export class Spool {
     this.#pending.push(encodeRecord({ t: 'frame', ...r }));
     this.#frames++;
     if (r.seq > this.#maxSeq) this.#maxSeq = r.seq;
+  }
+
+  /**
+   * Starts an epoch: the frames appended after it come from this stream, at
+   * spool sequence `base` + their stream sequence. Written and fsynced now,
+   * with whatever append() queued before it.
+   */
+  beginEpoch(epoch: EpochRecord): void {
+    if (this.#epoch !== undefined && epoch.base < this.#maxSeq) {
+      throw new RangeError(`epoch base ${epoch.base} is below spooled sequence ${this.#maxSeq}`);
+    }
+    this.#pending.push(encodeRecord(epoch));
+    this.sync();
+    this.#epoch = epoch;
   }
 
   /** Writes what append() queued and fsyncs; after it returns, those messages may be acked. */
