@@ -96,7 +96,7 @@ function logLine(text: string, msg: string): Record<string, unknown> | undefined
   return line === undefined ? undefined : (JSON.parse(line) as Record<string, unknown>);
 }
 
-test('record --durable rides through a server that loses its store: waits, records every frame of the new stream, keeps the old ones, and resumes after a SIGKILL to the same file', async (t) => {
+test.serial('record --durable rides through a server that loses its store: waits, records every frame of the new stream, keeps the old ones, and resumes after a SIGKILL to the same file', async (t) => {
   t.timeout(150_000);
   let server = await startTestNats();
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-record-store-loss-'));
@@ -194,6 +194,39 @@ test('record --durable rides through a server that loses its store: waits, recor
     t.deepEqual(readdirSync(dir).sort(), ['a.parquet', 'b.parquet'], 'no spool or lock left');
   } finally {
     for (const r of runs) if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGKILL');
+    await agent.stop().catch(() => undefined);
+    await server.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test.serial('record --durable waits while the stream is gone, and stopping it meanwhile still writes the file', async (t) => {
+  t.timeout(60_000);
+  const server = await startTestNats();
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-record-no-stream-'));
+  const agent = await runAgent(agentConfig('gone', server.url, 100), silentLogger());
+  const { log, lines } = capturingLogger();
+  try {
+    t.true(await until(() => agent.agent.status().some((s) => s.seq > 3), 20_000), 'the agent publishes');
+    const out = join(dir, 'gone.parquet');
+    const rec = await runRecord(
+      { natsUrl: server.url, hosts: 'gone', intervalMs: 100, durationMs: undefined, output: out, durable: { name: 'gone', stream: 'REZOLUS', sinceNs: undefined, untilNs: undefined, durationMs: undefined, window: 'until stopped' } },
+      log,
+    );
+    t.true(await until(() => rec.progress().frames > 20, 20_000), 'frames recorded');
+    // the agent stops (nobody recreates the stream), then the stream is deleted
+    await agent.stop();
+    const nc = await connectBus({ url: server.url, name: 'rm', log: silentLogger() });
+    await (await jetstreamManager(nc)).streams.delete('REZOLUS');
+    await nc.close();
+    t.true(await until(() => lines.some((l) => l.level >= WARN && l.msg.includes('is gone')), 20_000), 'it says it waits for the stream');
+    await sleep(2500);
+    t.is(lines.filter((l) => l.msg.includes('is gone')).length, 1, 'once');
+    rec.stop();
+    const s = await rec.done;
+    t.true(s.written && s.rows > 0, `the file is written: ${s.rows} rows`);
+    t.deepEqual(readdirSync(dir), ['gone.parquet']);
+  } finally {
     await agent.stop().catch(() => undefined);
     await server.dispose();
     rmSync(dir, { recursive: true, force: true });
