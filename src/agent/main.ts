@@ -60,18 +60,20 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     }
     throw new RezolusError('JETSTREAM_UNAVAILABLE', `NATS at ${config.natsUrl} has no JetStream (start nats-server with -js): ${String(error)}`, { cause: error });
   });
-  const keeper = new StoreKeeper({
+  const keeper: StoreKeeper = new StoreKeeper({
     nc,
     jsm,
     host: hostToken(config.host),
     stream: config.stream,
     descriptorTtlMs: config.descriptorTtlMs,
     statusTtlMs: STATUS_TTL_MS,
-    log: log.child({ component: 'store' }),
+    log,
+    // the publisher is made below, with the keeper's callback; this runs only once both exist
+    queued: (hash: string): boolean => publisher.isDescriptorQueued(hash),
   });
   const { descriptors, status } = await keeper.provision();
   await warnIfHostTaken(status, hostToken(config.host), log);
-  const publisher = new Publisher({
+  const publisher: Publisher = new Publisher({
     nc,
     descriptors,
     host: config.host,

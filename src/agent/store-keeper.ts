@@ -34,7 +34,10 @@ export interface StoreKeeperOptions {
   readonly stream: StreamOptions;
   readonly descriptorTtlMs: number;
   readonly statusTtlMs: number;
+  /** the agent's logger: the keeper logs as component store (and stream, kv while it provisions) */
   readonly log: Logger;
+  /** whether a put of a descriptor is still queued in the publisher (Publisher.isDescriptorQueued) */
+  readonly queued?: (hash: string) => boolean;
   /** how often the agent's descriptors are checked in the bucket */
   readonly checkEveryMs?: number;
 }
@@ -90,8 +93,13 @@ export class StoreKeeper {
   /** which recent descriptor the next probe reads */
   private probeIndex = 0;
   private descriptors: KV | undefined;
+  /** descriptors were found missing and put again: said once until a probe finds one again */
+  private descriptorsMissingSaid = false;
+  private readonly log: Logger;
 
-  constructor(private readonly o: StoreKeeperOptions) {}
+  constructor(private readonly o: StoreKeeperOptions) {
+    this.log = o.log.child({ component: 'store' });
+  }
 
   /** Creates or checks the stream and both buckets (at start; refusals are thrown with the reason). */
   async provision(): Promise<Provisioned> {
@@ -126,13 +134,13 @@ export class StoreKeeper {
 
   /** A status put failed: said once at warn level; a missing bucket is repaired. */
   statusFailed(error: unknown): void {
-    if (!this.statusFailing) this.o.log.warn({ error: String(error) }, 'status not written to the status bucket; retrying every 10 s');
+    if (!this.statusFailing) this.log.warn({ error: String(error) }, 'status not written to the status bucket; retrying every 10 s');
     this.statusFailing = true;
     if (isNoStream(error)) this.repair(`the status bucket ${STATUS_BUCKET} did not take a put`);
   }
 
   statusWritten(): void {
-    if (this.statusFailing) this.o.log.info('status written again');
+    if (this.statusFailing) this.log.info('status written again');
     this.statusFailing = false;
   }
 
@@ -141,32 +149,39 @@ export class StoreKeeper {
     await this.repairing;
   }
 
-  private repair(why: string): void {
+  /**
+   * At most every 2 s: creates what is missing. `settings`: when nothing is
+   * missing, check the settings of what is there too (a bucket recreated by
+   * hand may allow rollups again: provision turns them off, or says once that
+   * this user may not).
+   */
+  private repair(why: string, settings = false): void {
     if (this.repairing !== undefined || Date.now() - this.lastRepairAt < REPAIR_EVERY_MS) return;
     this.lastRepairAt = Date.now();
-    this.repairing = this.#repair(why)
-      .catch((error: unknown) => this.o.log.debug({ error: String(error) }, 'store check failed; tried again on the next failure'))
+    this.repairing = this.#repair(why, settings)
+      .catch((error: unknown) => this.log.debug({ error: String(error) }, 'store check failed; tried again on the next failure'))
       .finally(() => {
         this.repairing = undefined;
       });
   }
 
-  async #repair(why: string): Promise<void> {
+  async #repair(why: string, settings: boolean): Promise<void> {
     const missing = await this.missing();
     if (missing.length === 0) {
       this.closeEpisode();
+      if (settings) await this.provision().catch((error: unknown) => this.log.debug({ error: String(error) }, 'settings check failed'));
       return;
     }
     const first = this.episode === undefined;
     this.episode = missing;
     // Once per episode, whatever happens next: the descriptors go ahead of the buffered frames,
     // so that when the bucket exists again (made here or by an admin) they are stored first.
-    const reput = first ? (this.owner?.reputDescriptors() ?? 0) : 0;
+    const reput = first ? this.reput() : 0;
     try {
       await this.provision();
     } catch (error) {
       if (!this.refusalSaid) {
-        this.o.log.warn(
+        this.log.warn(
           { missing, why, error: String(error) },
           `${missing.join(', ')} missing on the server (its store was lost or replaced?) and this NATS user may not create ${missing.length > 1 ? 'them' : 'it'}: ` +
             'buffering frames (up to [buffer] max_bytes) until an admin creates them (see rezolus nats-auth)',
@@ -175,12 +190,12 @@ export class StoreKeeper {
       }
       return;
     }
-    this.o.log.warn({ recreated: missing, why, descriptors_put_again: reput }, `${missing.join(', ')} missing on the server (its store was lost or replaced?): recreated; flushing the buffer`);
+    this.log.warn({ recreated: missing, why, descriptors_put_again: reput }, `${missing.join(', ')} missing on the server (its store was lost or replaced?): recreated; flushing the buffer`);
     this.closeEpisode();
   }
 
   private closeEpisode(): void {
-    if (this.episode !== undefined && this.refusalSaid) this.o.log.info({ found: this.episode }, 'the stream and buckets are there again; flushing the buffer');
+    if (this.episode !== undefined && this.refusalSaid) this.log.info({ found: this.episode }, 'the stream and buckets are there again; flushing the buffer');
     this.episode = undefined;
     this.refusalSaid = false;
   }
@@ -213,14 +228,29 @@ export class StoreKeeper {
     this.checking = true;
     try {
       const entry = await this.descriptors.get(descriptorKey(this.o.host, probe.hash));
-      if (entry !== null && entry.value.length > 0) return;
+      if (entry !== null && entry.value.length > 0) {
+        this.descriptorsMissingSaid = false;
+        return;
+      }
     } catch (error) {
-      // the bus is away or slow: not an answer; a missing bucket shows in the full check
-      this.o.log.debug({ error: String(error) }, 'descriptor probe failed; tried again later');
+      // no answer (the bus is away or slow, or the bucket is gone and a per-host user's request
+      // through its service import times out): the full check asks whether the bucket is there
+      this.log.debug({ error: String(error) }, 'descriptor probe failed');
     } finally {
       this.checking = false;
     }
     await this.fullCheck();
+    // someone purged or recreated the bucket: check its settings too (rollups)
+    this.repair('a descriptor of this agent was missing from the bucket', true);
+  }
+
+  /** Puts recent descriptors again (all, or those in `only`), except those still queued. */
+  private reput(only?: ReadonlySet<string>): number {
+    if (this.owner === undefined) return 0;
+    const hashes = new Set(
+      this.owner.recentDescriptors().map((d) => d.hash).filter((h) => (only === undefined || only.has(h)) && this.o.queued?.(h) !== true),
+    );
+    return hashes.size === 0 ? 0 : this.owner.reputDescriptors(hashes);
   }
 
   /**
@@ -239,7 +269,7 @@ export class StoreKeeper {
         subjects = info.state.subjects ?? {};
       } catch (error) {
         if (isStreamNotFound(error)) this.repair(`the descriptor bucket ${DESCRIPTOR_BUCKET} is gone`);
-        else this.o.log.debug({ error: String(error) }, 'descriptor check failed; tried again later');
+        else this.log.debug({ error: String(error) }, 'descriptor check failed; tried again later');
         return;
       }
       const now = Date.now();
@@ -248,9 +278,14 @@ export class StoreKeeper {
           .filter((d) => now - d.putAt > IN_FLIGHT_MS && subjects[`${prefix}${d.hash}`] === undefined)
           .map((d) => d.hash),
       );
-      if (gone.size === 0) return;
-      const n = this.owner.reputDescriptors(gone);
-      this.o.log.warn({ descriptors: n }, 'descriptors of this agent were missing from the descriptor bucket (purged or recreated?): put again');
+      const n = this.reput(gone);
+      if (n === 0) return;
+      if (!this.descriptorsMissingSaid) {
+        this.log.warn({ descriptors: n }, 'descriptors of this agent were missing from the descriptor bucket (purged or recreated?): put again');
+      } else {
+        this.log.debug({ descriptors: n }, 'descriptors still missing: put again');
+      }
+      this.descriptorsMissingSaid = true;
     } finally {
       this.checking = false;
     }

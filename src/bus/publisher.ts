@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
 import { randomBytes } from 'node:crypto';
+import { JetStreamApiError } from '@nats-io/jetstream';
 import { NoRespondersError } from '@nats-io/nats-core';
 import { NoStreamError, PublishRefusedError } from '../errors.js';
 
@@ -87,6 +88,8 @@ export class Publisher {
   };
   /** subject -> when its refusal was last logged */
   private readonly refusalLogged = new Map<string, number>();
+  /** descriptor hash -> puts of it queued and not yet acked or dropped */
+  private readonly queuedDescriptors = new Map<string, number>();
   private queue: Item[] = [];
   /** items before head are acked and gone */
   private head = 0;
@@ -127,6 +130,11 @@ export class Publisher {
     this.push({ kind: 'kv', key: hash, value }, value.length + hash.length + ITEM_OVERHEAD_BYTES, urgent);
   }
 
+  /** Whether a put of this descriptor is queued and not yet acked (putting it again would only repeat it). */
+  isDescriptorQueued(hash: string): boolean {
+    return this.queuedDescriptors.has(hash);
+  }
+
   /** The server's max_payload, once connected. */
   maxPayload(): number | undefined {
     return this.o.nc.info?.max_payload;
@@ -160,6 +168,7 @@ export class Publisher {
   private push(payload: Payload, bytes: number, urgent = false): void {
     if (this.closed) return;
     const item: Item = { ...payload, bytes, sending: false, done: false };
+    if (item.kind === 'kv') this.queuedDescriptors.set(item.key, (this.queuedDescriptors.get(item.key) ?? 0) + 1);
     if (!urgent) {
       this.queue.push(item);
     } else if (this.recovering) {
@@ -250,6 +259,11 @@ export class Publisher {
     item.sending = false;
     this.stats.buffered--;
     this.stats.bufferedBytes -= item.bytes;
+    if (item.kind === 'kv') {
+      const n = (this.queuedDescriptors.get(item.key) ?? 1) - 1;
+      if (n > 0) this.queuedDescriptors.set(item.key, n);
+      else this.queuedDescriptors.delete(item.key);
+    }
     while (this.head < this.queue.length && (this.queue[this.head] as Item).done) this.head++;
     if (this.head > 1024 && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
@@ -301,6 +315,23 @@ export class Publisher {
       if (item.kind === 'frame') this.stats.dropped++;
       this.acked(item);
       this.o.log.error({ error: error.message, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
+      return true;
+    }
+    if (item.kind === 'kv' && error instanceof JetStreamApiError) {
+      // The bucket answered with an error (full: "maximum bytes exceeded", out of storage, ...): held
+      // at the head of the queue it would stall every frame until the buffer drops them. Frames go on
+      // without it; the store keeper's probe finds it missing and queues it again (agent/store-keeper.ts).
+      this.stats.refused++;
+      this.acked(item);
+      const key = `bucket: ${error.message}`;
+      const last = this.refusalLogged.get(key);
+      if (last === undefined || Date.now() - last > 60_000) {
+        this.refusalLogged.set(key, Date.now());
+        this.o.log.error(
+          { descriptor: item.key, error: error.message, refused: this.stats.refused },
+          `the descriptor bucket ${DESCRIPTOR_BUCKET} refused a descriptor (${error.message}): dropped and put again later; frames go on meanwhile (check the bucket's limits)`,
+        );
+      }
       return true;
     }
     const refused = item.kind === 'frame' ? error instanceof PublishRefusedError : /Permissions Violation/i.test(String(error));

@@ -10,6 +10,7 @@
  */
 import test from 'ava';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,7 @@ import { runHindsight } from '../../src/hindsight/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { authUsers, natsAuthConfig } from '../../src/security/nats-permissions.js';
+import { startAuthNats } from '../helpers/auth-nats.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
@@ -211,6 +213,68 @@ test('a per-host user that may not recreate the stream says so once at warn leve
   } finally {
     await agent.stop().catch(() => undefined);
     await server.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a descriptor bucket recreated by hand, small and allowing rollups: frames keep flowing, nothing piles up, and rollups are turned off again', async (t) => {
+  t.timeout(90_000);
+  const server = await startTestNats();
+  const { log, lines } = capturingLogger();
+  const agent = await runAgent({ ...agentConfig('small-bucket', server.url, 100), bufferMaxBytes: 512 * 1024 }, log);
+  const nc = await connectBus({ url: server.url, name: 'admin', log: silentLogger() });
+  try {
+    await sleep(1500);
+    const jsm = await jetstreamManager(nc);
+    await jsm.streams.delete(`KV_${DESCRIPTOR_BUCKET}`);
+    // what `nats kv add` or a client's defaults make: rollups allowed; and too small for every descriptor
+    await new Kvm(nc).create(DESCRIPTOR_BUCKET, { history: 1, max_bytes: 3000 });
+    t.true((await jsm.streams.info(`KV_${DESCRIPTOR_BUCKET}`)).config.allow_rollup_hdrs);
+    const stored = async (): Promise<number> => (await jsm.streams.info('REZOLUS')).state.messages;
+    await sleep(3000);
+    const a = await stored();
+    await sleep(6000);
+    const b = await stored();
+    t.true(b - a >= 300, `frames keep being stored while descriptors are refused: ${b - a} in 6 s at 10 samplers x 10 Hz`);
+    t.is(agent.publisher.stats.dropped, 0, 'no frame dropped from the buffer');
+    t.true(agent.publisher.stats.buffered < 200, `the queue does not pile up: ${agent.publisher.stats.buffered} items`);
+    t.false((await jsm.streams.info(`KV_${DESCRIPTOR_BUCKET}`)).config.allow_rollup_hdrs === true, 'the agent turned rollups off again');
+    const warned = lines.filter((l) => l.level >= WARN && /missing from the descriptor bucket/.test(l.msg));
+    const refused = lines.filter((l) => l.level >= WARN && /refused a descriptor/.test(l.msg));
+    t.is(warned.length, 1, 'missing descriptors said once');
+    t.is(refused.length, 1, 'the bucket\'s refusal said once');
+    t.log(`${b - a} frames stored in 6 s; ${agent.publisher.stats.refused} descriptor puts refused by the full bucket`);
+  } finally {
+    await nc.close();
+    await agent.stop().catch(() => undefined);
+    await server.dispose();
+  }
+});
+
+test('a per-host user whose stream alone is deleted (buckets kept) says so once at warn level and flushes when the admin recreates it', async (t) => {
+  t.timeout(90_000);
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-store-loss-auth-'));
+  const auth = await startAuthNats(dir, ['h2']);
+  try {
+    await auth.provision();
+    const { log, lines } = capturingLogger();
+    const agent = await runAgent({ ...agentConfig('h2', auth.server.url, 100), nats: auth.user('agent-h2') }, log);
+    try {
+      await sleep(1500);
+      const jsm = await jetstreamManager(auth.admin);
+      await jsm.streams.delete('REZOLUS');
+      const said = (): typeof lines => lines.filter((l) => l.level >= WARN && /REZOLUS missing .* may not create/.test(l.msg));
+      t.true(await until(() => said().length > 0, 20_000), `said at warn level: ${JSON.stringify(lines.filter((l) => l.level >= WARN).map((l) => l.msg))}`);
+      await sleep(5000);
+      t.is(said().length, 1, 'once');
+      await auth.provision();
+      t.true(await until(() => agent.publisher.stats.buffered === 0, 30_000), 'flushed once the admin recreated the stream');
+      t.true((await jsm.streams.info('REZOLUS')).state.messages > 0);
+    } finally {
+      await agent.stop().catch(() => undefined);
+    }
+  } finally {
+    await auth.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
 });
