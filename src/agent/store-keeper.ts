@@ -184,7 +184,8 @@ export class StoreKeeper {
         this.log.warn(
           { missing, why, error: String(error) },
           `${missing.join(', ')} missing on the server (its store was lost or replaced?) and this NATS user may not create ${missing.length > 1 ? 'them' : 'it'}: ` +
-            'buffering frames (up to [buffer] max_bytes) until an admin creates them (see rezolus nats-auth)',
+            'buffering frames (up to [buffer] max_bytes) until the admin creates them: run one rezolus agent with the rezolus-admin credentials ' +
+            'and a --host of its own for a few seconds (README: Security)',
         );
         this.refusalSaid = true;
       }
