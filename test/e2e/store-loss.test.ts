@@ -11,14 +11,13 @@
 import test from 'ava';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
 import { DescriptorCache } from '../../src/bus/descriptors.js';
-import { descriptorBucket, openDescriptorBucket, statusBucket } from '../../src/bus/kv.js';
-import { ensureStream } from '../../src/bus/stream.js';
+import { descriptorBucket, openDescriptorBucket } from '../../src/bus/kv.js';
 import { DESCRIPTOR_BUCKET } from '../../src/bus/subjects.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
@@ -27,7 +26,6 @@ import { runExporter } from '../../src/exporter/main.js';
 import { runHindsight } from '../../src/hindsight/main.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig } from '../../src/security/nats-permissions.js';
 import { startAuthNats } from '../helpers/auth-nats.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
@@ -167,51 +165,40 @@ test('a descriptor bucket emptied under a running agent is refilled within secon
 test('a per-host user that may not recreate the stream says so once at warn level, buffers within its bound, and flushes once an admin creates it', async (t) => {
   t.timeout(120_000);
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-store-loss-auth-'));
-  const users = authUsers(['h1'], 'REZOLUS', (u) => ({ kind: 'password', password: `pw-${u}` }));
-  const conf = join(dir, 'auth.conf');
-  writeFileSync(conf, natsAuthConfig(users, { account: 'REZOLUS', stream: 'REZOLUS' }));
-  let server = await startTestNats(0, undefined, conf);
-  const admin = security({ user: 'rezolus-admin', password: 'pw-rezolus-admin' });
-  const provision = async (): Promise<void> => {
-    const nc = await connectBus({ url: server.url, name: 'admin', log: silentLogger(), security: admin });
-    const o = agentConfig('h1', server.url, 100);
-    await ensureStream(await jetstreamManager(nc), o.stream, silentLogger());
-    await descriptorBucket(nc, { ttlMs: o.descriptorTtlMs, replicas: 1 });
-    await statusBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
-    await nc.close();
-  };
-  await provision();
+  const auth = await startAuthNats(dir, ['h1']);
+  let server = auth.server;
+  const admin = auth.user('rezolus-admin');
+  await auth.provision();
   const { log, lines } = capturingLogger();
   const bound = 256 * 1024;
-  const agent = await runAgent({ ...agentConfig('h1', server.url, 100), bufferMaxBytes: bound, nats: security({ user: 'agent-h1', password: 'pw-agent-h1' }) }, log);
+  const agent = await runAgent({ ...agentConfig('h1', server.url, 100), bufferMaxBytes: bound, nats: auth.user('agent-h1') }, log);
   try {
     await sleep(1500);
     // the agent's user reads back its own descriptors (the probe that finds an emptied bucket), nobody else's
-    const own = await connectBus({ url: server.url, name: 'as-agent', log: silentLogger(), security: security({ user: 'agent-h1', password: 'pw-agent-h1', inboxPrefix: '_INBOX_h1' }) });
+    const own = await connectBus({ url: server.url, name: 'as-agent', log: silentLogger(), security: auth.user('agent-h1', { inboxPrefix: '_INBOX_h1' }) });
     const ownKv = await descriptorBucket(own, { ttlMs: agentConfig('h1', server.url, 100).descriptorTtlMs, replicas: 1 });
     const [hash] = await storedHashes(server.url, admin);
     t.not(await ownKv.get(`h1.${hash}`), null, 'an agent may read its own descriptor');
     await t.throwsAsync(ownKv.get(`h2.${hash}`), undefined, 'and not another host\'s');
     await own.close();
-    server = await replaceWithEmpty(server, conf);
+    server = await replaceWithEmpty(server, auth.configFile);
     t.true(await until(() => agent.publisher.stats.dropped > 0, 60_000), 'the buffer fills while nothing can be stored');
     await sleep(3000);
     t.true(agent.publisher.stats.bufferedBytes <= bound + 16 * 1024, `buffered bytes stay within the bound: ${agent.publisher.stats.bufferedBytes}`);
     const refusals = lines.filter((l) => l.level >= WARN && /may not create/i.test(l.msg));
     t.is(refusals.length, 1, `said once at warn level: ${JSON.stringify(lines.filter((l) => l.level >= WARN).map((l) => l.msg))}`);
 
-    await provision();
+    await auth.provision(); // the admin's connection is back on the new server
     t.true(await until(() => agent.publisher.stats.buffered === 0, 30_000), `flushed once the admin created the stream: ${agent.publisher.stats.buffered} left`);
-    const nc = await connectBus({ url: server.url, name: 'admin', log: silentLogger(), security: admin });
-    const frames = await readStoredFrames(nc);
+    const frames = await readStoredFrames(auth.admin);
     t.true(frames.length > 0);
-    const kv = await openDescriptorBucket(nc);
+    const kv = await openDescriptorBucket(auth.admin);
     const hashes = new Set(frames.map((f) => f.descriptor));
     for (const h of hashes) t.not(await kv.get(`h1.${h}`), null, `descriptor ${h} put again`);
-    await nc.close();
     t.log(`${frames.length} frames stored after the admin recreated the stream; ${agent.publisher.stats.dropped} dropped from the ${bound} B buffer`);
   } finally {
     await agent.stop().catch(() => undefined);
+    await auth.admin.close().catch(() => undefined);
     await server.dispose();
     rmSync(dir, { recursive: true, force: true });
   }
