@@ -1,10 +1,11 @@
 import { Packr, Unpackr } from 'msgpackr';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import type { MetricKind } from '../metrics/metric.js';
-import type { Value } from '../samplers/types.js';
+import type { Value } from '../metrics/point.js';
 import type { Descriptor, Frame, FrameValue, RawFrame } from './types.js';
 import { FRAME_VERSION } from './types.js';
 import { msgpackProblem } from './msgpack-check.js';
+import { H2_BUCKETS } from '../metrics/histogram.js';
 
 // Plain msgpack: no records, no shared structures, so any msgpack reader decodes it.
 const packr = new Packr({ useRecords: false, variableMapSize: true });
@@ -19,8 +20,6 @@ const U64_MAX = 2n ** 64n - 1n;
 const I64_MIN_BIG = -(2n ** 63n);
 /** Containers a frame nests: the map, its values, a histogram pair, its index array; a few more for later versions. */
 const MAX_DEPTH = 8;
-/** h2 with grouping power 3 and max value power 64 */
-const H2_BUCKETS = 496;
 
 /**
  * Thrown for bytes that are not a frame of a known layout, and for values

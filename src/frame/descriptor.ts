@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Point } from '../samplers/types.js';
+import type { Point } from '../metrics/point.js';
 import type { Descriptor, DescriptorMetric } from './types.js';
 import { FRAME_VERSION } from './types.js';
 

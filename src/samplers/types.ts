@@ -1,27 +1,10 @@
 import type { Logger } from 'pino';
 import type { MetricDecl } from '../metrics/metric.js';
-import type { SparseHistogram } from '../metrics/histogram.js';
 import type { BpfLayout } from './kernel/layout.js';
 
-/** Label values, keyed by the label keys of the metric declaration. */
-export type Labels = Readonly<Record<string, string>>;
-
-/** The label set of every unlabelled series: one shared object, so layouts compare by identity. */
-export const NO_LABELS: Labels = Object.freeze({});
-
-/**
- * A counter is a cumulative u64: a `number` while it is a safe integer, a
- * `bigint` beyond 2^53. A gauge is any finite number. A histogram is the
- * cumulative h2 histogram in sparse form.
- */
-export type Value = number | bigint | SparseHistogram;
-
-/** One series value read in one refresh. */
-export interface Point {
-  readonly metric: MetricDecl;
-  readonly labels: Labels;
-  readonly value: Value;
-}
+// the metric vocabulary a sampler reads into (metrics/point.ts), re-exported for the samplers
+export { NO_LABELS, type Labels, type Point, type Value } from '../metrics/point.js';
+import type { Point } from '../metrics/point.js';
 
 /** What one refresh of a sampler produced. */
 export interface Reading {
