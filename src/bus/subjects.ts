@@ -16,6 +16,8 @@ const CONTRACT_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 
 export const CONTRACT: BusContract = JSON.parse(readFileSync(CONTRACT_PATH, 'utf8')) as BusContract;
 
 export const METRICS_PREFIX = `${CONTRACT.prefix}.metrics`;
+/** The stream that holds the window, unless configured otherwise ([stream] name, --stream). */
+export const DEFAULT_STREAM = CONTRACT.stream.name;
 export const DESCRIPTOR_BUCKET = 'rezolus_descriptors';
 export const STATUS_BUCKET = 'rezolus_status';
 /** Request/reply: a request here makes every hindsight service write a dump and reply with its result. */

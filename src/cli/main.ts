@@ -10,7 +10,7 @@ import { loadUpConfig } from '../config/up.js';
 import { loadHindsightConfig } from '../config/hindsight.js';
 import { readNatsSecurity } from '../config/nats.js';
 import { formatBytes, parseDuration, parseHosts, parseListen, parseNatsUrls } from '../config/units.js';
-import { hostToken } from '../bus/subjects.js';
+import { DEFAULT_STREAM, hostToken } from '../bus/subjects.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { SAMPLER_NAMES } from '../samplers/registry.js';
@@ -248,7 +248,7 @@ function replayWindow(flags: Flags): { stream: string; sinceNs: bigint; untilNs:
   const since = timeFlag(flags.since, 'since', now);
   const until = flags.until === undefined ? now : timeFlag(flags.until, 'until', now);
   if (until <= since) throw new ConfigError(`--until must be after --since (got ${new Date(since).toISOString()} .. ${new Date(until).toISOString()})`);
-  return { stream: flags.stream ?? 'REZOLUS', sinceNs: BigInt(since) * 1_000_000n, untilNs: BigInt(until) * 1_000_000n };
+  return { stream: flags.stream ?? DEFAULT_STREAM, sinceNs: BigInt(since) * 1_000_000n, untilNs: BigInt(until) * 1_000_000n };
 }
 
 /** `record --durable NAME`: its window (fixed at the first start; a restart must repeat the flags). */
@@ -262,7 +262,7 @@ async function durableSpec(flags: Flags, url: string | undefined): Promise<impor
   const window = flags.since !== undefined ? `since ${flags.since} until ${flags.until ?? 'now'}` : flags.duration !== undefined ? `duration ${flags.duration}` : 'until stopped';
   const w = flags.since === undefined ? undefined : replayWindow(flags);
   if (flags.since === undefined && flags.until !== undefined) throw new ConfigError('--until needs --since');
-  return { name, stream: flags.stream ?? 'REZOLUS', sinceNs: w?.sinceNs, untilNs: w?.untilNs, durationMs: durationFlag(flags.duration, 'duration'), window };
+  return { name, stream: flags.stream ?? DEFAULT_STREAM, sinceNs: w?.sinceNs, untilNs: w?.untilNs, durationMs: durationFlag(flags.duration, 'duration'), window };
 }
 
 async function recordMode(flags: Flags): Promise<number> {
@@ -429,7 +429,7 @@ async function hindsightMode(flags: Flags): Promise<number | void> {
 /** `rezolus nats-auth`: the server-side users and permissions for a list of hosts, on stdout. */
 async function natsAuthMode(flags: Flags): Promise<number> {
   const { runNatsAuth } = await import('../security/nats-auth-command.js');
-  const out = runNatsAuth({ hosts: flags.hosts, hostsFile: flags['hosts-file'], nkeys: flags.nkeys === true, secretsDir: flags['secrets-dir'], stream: flags.stream ?? 'REZOLUS' });
+  const out = runNatsAuth({ hosts: flags.hosts, hostsFile: flags['hosts-file'], nkeys: flags.nkeys === true, secretsDir: flags['secrets-dir'], stream: flags.stream ?? DEFAULT_STREAM });
   process.stdout.write(out.config);
   process.stderr.write(`${out.summary}\n`);
   return 0;

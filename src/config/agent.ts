@@ -4,6 +4,7 @@ import { logSection, natsSection } from './schema.js';
 import { loadConfig, type TableSpec } from './load.js';
 import { readNatsSecurity, type NatsSecurity } from './nats.js';
 import { httpToken } from './http-token.js';
+import { DEFAULT_STREAM } from '../bus/subjects.js';
 
 export const AGENT_SPEC: FileSpec = {
   general: {
@@ -26,7 +27,7 @@ export const AGENT_SPEC: FileSpec = {
   stream: {
     doc: 'The JetStream stream that keeps the rolling window (the hindsight buffer). Created when missing; its limits are updated to these values; a stream whose storage, retention, discard or subjects conflict is refused.',
     keys: {
-      name: { type: 'string', default: 'REZOLUS', doc: 'Stream name.' },
+      name: { type: 'string', default: DEFAULT_STREAM, doc: 'Stream name.' },
       max_age: { type: 'duration', default: '15m', minMs: 1000, doc: 'How far back the window reaches (the hindsight lookback).' },
       max_bytes: { type: 'size', default: '1GiB', doc: 'Disk bound of the window; the oldest frames go first.' },
       max_msgs_per_subject: { type: 'integer', default: 100000, min: 1, max: 1e9, doc: 'Guard so one noisy host/sampler cannot evict the fleet (15 min at 100 ms is 9000).' },

@@ -3,6 +3,7 @@ import { logSection, natsSection } from './schema.js';
 import { loadConfig } from './load.js';
 import { readNatsSecurity, type NatsSecurity } from './nats.js';
 import { httpToken } from './http-token.js';
+import { DEFAULT_STREAM } from '../bus/subjects.js';
 
 export const HINDSIGHT_SPEC: FileSpec = {
   general: {
@@ -12,7 +13,7 @@ export const HINDSIGHT_SPEC: FileSpec = {
       duration: { type: 'duration', default: '15m', minMs: 1000, doc: "How far back a dump reaches; at most the stream's max_age ([stream] max_age in agent.toml)." },
       output: { type: 'string', default: 'hindsight.parquet', doc: 'The Parquet file a dump writes, atomically (a temporary name, then a rename). -o overrides.' },
       interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Row interval of the file. --interval overrides.' },
-      stream: { type: 'string', default: 'REZOLUS', doc: 'The stream that holds the window.' },
+      stream: { type: 'string', default: DEFAULT_STREAM, doc: 'The stream that holds the window.' },
     },
   },
   http: {

@@ -49,6 +49,9 @@ export function bucketCount(g: number, m: number): number {
   return n;
 }
 
+/** Buckets of the wire configuration (GROUPING_POWER, MAX_VALUE_POWER): 496; the BPF headers hold the same number. */
+export const H2_BUCKETS = bucketCount(GROUPING_POWER, MAX_VALUE_POWER);
+
 /** floor(log2 v) for an integer 1 ≤ v < 2^53, without floating-point logarithms. */
 function floorLog2(v: number): number {
   const hi = Math.floor(v / 0x1_0000_0000);

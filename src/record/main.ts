@@ -27,6 +27,7 @@ import { RecordingWriter } from './write.js';
 import { pollSnapshots, snapshotUrl } from './poll.js';
 import { closeBus, streamHosts } from './nats.js';
 import { runDurableRecord, type DurableSpec } from './durable.js';
+import { DEFAULT_STREAM } from '../bus/subjects.js';
 
 export interface RecordConfig {
   readonly natsUrl: string;
@@ -120,7 +121,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
     try {
       await sub?.close();
       const s = await writer.finish();
-      const hostsInStream = s.written ? undefined : await streamHosts(nc, replay?.stream ?? 'REZOLUS');
+      const hostsInStream = s.written ? undefined : await streamHosts(nc, replay?.stream ?? DEFAULT_STREAM);
       return { ...summarize(s, skipped), hostsInStream };
     } finally {
       await closeBus(nc);

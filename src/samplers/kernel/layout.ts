@@ -4,8 +4,10 @@
  * programs and the events they hook, and every map with its shape.
  */
 
-/** Constants shared with bpf/include/*.h. */
-export const H2_BUCKETS = 496;
+/** Constants shared with bpf/include/*.h (H2_BUCKETS is the wire configuration's, metrics/histogram.ts). */
+import { H2_BUCKETS } from '../../metrics/histogram.js';
+
+export { H2_BUCKETS };
 export const MAX_CPUS = 1024;
 export const MAX_PID = 4_194_304;
 
