@@ -17,11 +17,12 @@
  * the agent's keys (one stream-info request filtered to `<host>.*`) and puts
  * the missing ones again. No put per frame.
  */
-import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
-import { NoRespondersError, type NatsConnection } from '@nats-io/nats-core';
+import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { descriptorBucket, statusBucket } from '../bus/kv.js';
+import { isNoStreamAnswer, isPermissionRefusal, isStreamNotFound } from '../bus/api-errors.js';
+import { bucketStream, descriptorBucket, statusBucket } from '../bus/kv.js';
 import { ensureStream, type StreamOptions } from '../bus/stream.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET, descriptorKey } from '../bus/subjects.js';
 import { NoStreamError, RezolusError } from '../errors.js';
@@ -58,15 +59,12 @@ const CHECK_EVERY_MS = 2000;
 const REPAIR_EVERY_MS = 2000;
 /** a descriptor queued this recently may still be on its way: not missing yet */
 const IN_FLIGHT_MS = 2000;
-
-/** An error that means no stream or bucket took the message. */
-export function isNoStream(error: unknown): boolean {
-  return error instanceof NoStreamError || error instanceof NoRespondersError || (error as { name?: string } | undefined)?.name === 'JetStreamNotEnabled';
-}
+/** missing descriptors are said at warn level at most this often */
+const MISSING_SAID_EVERY_MS = 10 * 60_000;
 
 /** A bucket this user may not create: say who should. */
 function explainRefusal(error: unknown): never {
-  if (error instanceof Error && /permissions violation/i.test(error.message)) {
+  if (isPermissionRefusal(error)) {
     throw new RezolusError(
       'NATS_PERMISSION',
       `cannot open the KV buckets (${error.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
@@ -74,10 +72,6 @@ function explainRefusal(error: unknown): never {
     );
   }
   throw error;
-}
-
-function isStreamNotFound(error: unknown): boolean {
-  return error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound;
 }
 
 export class StoreKeeper {
@@ -93,8 +87,12 @@ export class StoreKeeper {
   /** which recent descriptor the next probe reads */
   private probeIndex = 0;
   private descriptors: KV | undefined;
-  /** descriptors were found missing and put again: said once until a probe finds one again */
-  private descriptorsMissingSaid = false;
+  /**
+   * When missing descriptors were last said at warn level. A time, not a flag a probe hit clears: in a
+   * bucket too small for all of them, probes alternate between hits and misses and a flag would
+   * warn every few seconds.
+   */
+  private descriptorsMissingSaidAt = 0;
   private readonly log: Logger;
 
   constructor(private readonly o: StoreKeeperOptions) {
@@ -136,17 +134,12 @@ export class StoreKeeper {
   statusFailed(error: unknown): void {
     if (!this.statusFailing) this.log.warn({ error: String(error) }, 'status not written to the status bucket; retrying every 10 s');
     this.statusFailing = true;
-    if (isNoStream(error)) this.repair(`the status bucket ${STATUS_BUCKET} did not take a put`);
+    if (isNoStreamAnswer(error)) this.repair(`the status bucket ${STATUS_BUCKET} did not take a put`);
   }
 
   statusWritten(): void {
     if (this.statusFailing) this.log.info('status written again');
     this.statusFailing = false;
-  }
-
-  /** Resolves when no repair is running (tests). */
-  async settled(): Promise<void> {
-    await this.repairing;
   }
 
   /**
@@ -203,7 +196,7 @@ export class StoreKeeper {
 
   /** The stream and buckets the server does not have (a failed lookup other than "not found" is thrown). */
   private async missing(): Promise<string[]> {
-    const names = [this.o.stream.name, `KV_${DESCRIPTOR_BUCKET}`, `KV_${STATUS_BUCKET}`];
+    const names = [this.o.stream.name, bucketStream(DESCRIPTOR_BUCKET), bucketStream(STATUS_BUCKET)];
     const out: string[] = [];
     for (const name of names) {
       try {
@@ -229,10 +222,7 @@ export class StoreKeeper {
     this.checking = true;
     try {
       const entry = await this.descriptors.get(descriptorKey(this.o.host, probe.hash));
-      if (entry !== null && entry.value.length > 0) {
-        this.descriptorsMissingSaid = false;
-        return;
-      }
+      if (entry !== null && entry.value.length > 0) return;
     } catch (error) {
       // no answer (the bus is away or slow, or the bucket is gone and a per-host user's request
       // through its service import times out): the full check asks whether the bucket is there
@@ -266,7 +256,7 @@ export class StoreKeeper {
       const prefix = `$KV.${DESCRIPTOR_BUCKET}.${descriptorKey(this.o.host, '')}`;
       let subjects: Record<string, number>;
       try {
-        const info = await this.o.jsm.streams.info(`KV_${DESCRIPTOR_BUCKET}`, { subjects_filter: `${prefix}*` });
+        const info = await this.o.jsm.streams.info(bucketStream(DESCRIPTOR_BUCKET), { subjects_filter: `${prefix}*` });
         subjects = info.state.subjects ?? {};
       } catch (error) {
         if (isStreamNotFound(error)) this.repair(`the descriptor bucket ${DESCRIPTOR_BUCKET} is gone`);
@@ -281,12 +271,12 @@ export class StoreKeeper {
       );
       const n = this.reput(gone);
       if (n === 0) return;
-      if (!this.descriptorsMissingSaid) {
+      if (now - this.descriptorsMissingSaidAt > MISSING_SAID_EVERY_MS) {
         this.log.warn({ descriptors: n }, 'descriptors of this agent were missing from the descriptor bucket (purged or recreated?): put again');
+        this.descriptorsMissingSaidAt = now;
       } else {
         this.log.debug({ descriptors: n }, 'descriptors still missing: put again');
       }
-      this.descriptorsMissingSaid = true;
     } finally {
       this.checking = false;
     }

@@ -2,8 +2,6 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { nanos } from '@nats-io/nats-core';
 import {
   DiscardPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   jetstreamManager,
   RetentionPolicy,
   StorageType,
@@ -13,6 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { isPermissionRefusal, isStreamNotFound } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET } from './subjects.js';
 
 export interface BucketOptions {
@@ -53,15 +52,11 @@ export function bucketStreamConfig(bucket: string, o: BucketOptions): Partial<St
 /** Buckets whose rollups this connection could not turn off and has said so: one warning per bucket. */
 const warned = new WeakMap<NatsConnection, Set<string>>();
 
-function refused(error: unknown): boolean {
-  return error instanceof Error && /permissions violation/i.test(error.message);
-}
-
 async function existing(jsm: JetStreamManager, stream: string): Promise<StreamInfo | undefined> {
   try {
     return await jsm.streams.info(stream);
   } catch (error) {
-    if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) return undefined;
+    if (isStreamNotFound(error)) return undefined;
     throw error;
   }
 }
@@ -91,7 +86,7 @@ async function ensureBucket(nc: NatsConnection, bucket: string, o: BucketOptions
       await jsm.streams.update(stream, { allow_rollup_hdrs: false });
       log?.warn({ bucket }, `changed bucket ${bucket}'s allow_rollup_hdrs to false: it allowed rollups, so any host could empty it with a Nats-Rollup header`);
     } catch (error) {
-      if (!refused(error)) throw error;
+      if (!isPermissionRefusal(error)) throw error;
       const said = warned.get(nc) ?? new Set<string>();
       warned.set(nc, said);
       if (!said.has(bucket)) {

@@ -2,10 +2,10 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
+import { isNoStreamAnswer } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
 import { randomBytes } from 'node:crypto';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { NoRespondersError } from '@nats-io/nats-core';
 import { NoStreamError, PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
@@ -354,9 +354,7 @@ export class Publisher {
       try {
         await this.o.descriptors.put(key, item.value);
       } catch (error) {
-        // the KV client reports a put that no stream answered (503) as JetStream not enabled
-        const name = (error as { name?: string }).name;
-        if (error instanceof NoRespondersError || name === 'JetStreamNotEnabled') {
+        if (isNoStreamAnswer(error)) {
           throw new NoStreamError(`$KV.${DESCRIPTOR_BUCKET}.${key}`, { cause: error });
         }
         throw error;

@@ -4,10 +4,11 @@
  * time, stopped at its end or at the stream head, deleted when done.
  */
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Frame } from '../frame/types.js';
 import { RezolusError } from '../errors.js';
 import type { DescriptorCache } from './descriptors.js';
+import { isStreamNotFound } from './api-errors.js';
 import { retryOnTimeout } from './retry.js';
 import { SeqGuard } from './order.js';
 import { frameOnSubject, type SkipStats } from './subscribe.js';
@@ -30,7 +31,7 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
   const info = await jetstreamManager(nc)
     .then((jsm) => jsm.streams.info(stream))
     .catch((error: unknown) => {
-      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound) {
+      if (isStreamNotFound(error)) {
         throw new RezolusError('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, { cause: error });
       }
       // a timeout or a refusal is not an answer about the stream

@@ -1,7 +1,5 @@
 import {
   DiscardPolicy,
-  JetStreamApiCodes,
-  JetStreamApiError,
   RetentionPolicy,
   StorageType,
   type JetStreamManager,
@@ -11,6 +9,7 @@ import {
 import { nanos } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { RezolusError, StreamConflictError } from '../errors.js';
+import { isPermissionRefusal, isStreamNotFound } from './api-errors.js';
 import { METRICS_PREFIX } from './subjects.js';
 
 /** The rolling window that is the hindsight buffer. */
@@ -59,11 +58,6 @@ function conflicts(info: StreamInfo): string[] {
   return problems;
 }
 
-/** A JetStream API request the server's permissions refused. */
-function refused(error: unknown): boolean {
-  return error instanceof Error && /permissions violation/i.test(error.message);
-}
-
 /**
  * Creates the stream, or checks an existing one: settings that conflict are
  * refused with a message naming each one; tunable limits (age, bytes,
@@ -75,10 +69,10 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
   try {
     info = await jsm.streams.info(o.name);
   } catch (error) {
-    if (refused(error)) {
+    if (isPermissionRefusal(error)) {
       throw new RezolusError('NATS_PERMISSION', `this NATS user may not read stream ${o.name} (${(error as Error).message}): check [stream] name and the user's permissions`, { cause: error });
     }
-    if (!(error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamNotFound)) throw error;
+    if (!isStreamNotFound(error)) throw error;
   }
   if (info === undefined) {
     try {
@@ -86,7 +80,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'created stream');
       return created;
     } catch (error) {
-      if (refused(error)) {
+      if (isPermissionRefusal(error)) {
         throw new RezolusError(
           'NATS_PERMISSION',
           `stream ${o.name} does not exist and this NATS user may not create it (${(error as Error).message}): create it once with the admin user (see rezolus nats-auth)`,
@@ -136,7 +130,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     updated = await update;
   } catch (error) {
     // a per-host user checks the stream; the admin who created it owns its limits
-    if (!refused(error)) throw error;
+    if (!isPermissionRefusal(error)) throw error;
     log.warn(
       { stream: o.name, ...differ, error: (error as Error).message },
       `the stream's ${Object.keys(differ).join(', ')} differ from this agent's [stream] settings (stream's, agent's), and this NATS user may not change them: using the stream as it is`,
