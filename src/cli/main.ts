@@ -294,7 +294,7 @@ async function recordMode(flags: Flags): Promise<number> {
   const nats = await oneShotNats(flags, log);
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
-  const { skippedText, summaryLine } = await import('../record/summary.js');
+  const { plural, skippedText, summaryLine } = await import('../record/summary.js');
   const { totalSkipped } = await import('../bus/subscribe.js');
   const started = Date.now();
   const running = await runRecord(
@@ -376,10 +376,6 @@ async function recordMode(flags: Flags): Promise<number> {
     if (status === 0 && wrapped === undefined) status = 1;
   }
   return status;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** Refuses an output file whose directory is missing or not writable, before anything is recorded. */

@@ -19,15 +19,11 @@ export function httpToken(
   const fromEnv = env[HTTP_TOKEN_ENV];
   const token = fromEnv !== undefined && fromEnv !== '' ? fromEnv : fileToken;
   if (token !== '' && token.length < 16) throw new ConfigError(`${at} token (or ${HTTP_TOKEN_ENV}) must be at least 16 characters, got ${token.length}`);
-  if (token === '' && !isLoopback(listen.host) && listenFlag !== undefined) {
-    throw new ConfigError(
-      `${listenFlag} ${listen.host}:${listen.port} is reachable from other hosts: set ${HTTP_TOKEN_ENV} (or token in ${at}), or listen on 127.0.0.1`,
-    );
-  }
   if (token === '' && !isLoopback(listen.host)) {
-    throw new ConfigError(
-      `${at} listen ${listen.host}:${listen.port} is reachable from other hosts: set [http] token (or ${HTTP_TOKEN_ENV}), or listen on 127.0.0.1`,
-    );
+    // name where the address came from: the flag, or the file's section
+    const where = listenFlag ?? `${at} listen`;
+    const fix = listenFlag === undefined ? `set [http] token (or ${HTTP_TOKEN_ENV})` : `set ${HTTP_TOKEN_ENV} (or token in ${at})`;
+    throw new ConfigError(`${where} ${listen.host}:${listen.port} is reachable from other hosts: ${fix}, or listen on 127.0.0.1`);
   }
   return token;
 }

@@ -15,7 +15,8 @@ const REASONS: readonly (readonly [keyof SkipStats, string])[] = [
   ['outOfOrder', 'out_of_order'],
 ];
 
-function plural(n: number, word: string): string {
+/** `1 row`, `2 rows` */
+export function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
