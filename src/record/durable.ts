@@ -57,12 +57,12 @@ import { subjectHostToken } from '../bus/subjects.js';
 import type { NatsSecurity } from '../config/nats.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { lockFile } from './lock.js';
+import { lockFile } from '../files/lock.js';
 import { closeBus, streamHosts } from './nats.js';
 import type { RecordSummary, RunningRecord } from './main.js';
-import { Spool } from './spool.js';
-import { epochFor, streamSeqAfter, type SpoolHeader } from './spool-format.js';
-import { RecordingWriter } from './write.js';
+import { Spool } from '../spool/spool.js';
+import { epochFor, streamSeqAfter, type SpoolHeader } from '../spool/spool-format.js';
+import { RecordingWriter } from '../parquet/write.js';
 
 export interface DurableSpec {
   readonly name: string;

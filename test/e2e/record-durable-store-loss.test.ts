@@ -18,7 +18,7 @@ import { connectBus } from '../../src/bus/connect.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { runRecord } from '../../src/record/main.js';
-import { decodeRecord, SPOOL_MAGIC, type SpoolRecord } from '../../src/record/spool-format.js';
+import { decodeRecord, SPOOL_MAGIC, type SpoolRecord } from '../../src/spool/spool-format.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';

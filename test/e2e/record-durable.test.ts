@@ -12,7 +12,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
-import { Spool } from '../../src/record/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 
 const PERIOD_MS = 100;
 const PERIOD_NS = BigInt(PERIOD_MS) * 1_000_000n;

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
-import type { ColumnSpec } from '../../src/record/columns.js';
-import { ParquetStream } from '../../src/record/parquet.js';
+import type { ColumnSpec } from '../../src/parquet/columns.js';
+import { ParquetStream } from '../../src/parquet/parquet.js';
 import { fromValues, percentiles, subtract, type SparseHistogram } from '../../src/metrics/histogram.js';
 import { Duck } from '../helpers/duckdb.js';
 

@@ -31,8 +31,8 @@ import type { SparseHistogram } from '../metrics/histogram.js';
 import type { ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
 import { writeHistogramChunk, writeScalarChunk } from './chunks.js';
-import { syncDir, syncFile } from './fsync.js';
-import { processAlive } from './lock.js';
+import { syncDir, syncFile } from '../files/fsync.js';
+import { processAlive } from '../files/lock.js';
 
 type WriterOptions = ConstructorParameters<typeof ParquetWriter>[0];
 type SchemaElement = WriterOptions['schema'][number];

@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { Frame } from '../../src/frame/types.js';
-import { RowBuilder, type Row } from '../../src/record/rows.js';
+import { RowBuilder, type Row } from '../../src/parquet/rows.js';
 import { SECOND, T0, makeFrame } from '../helpers/frames.js';
 import { cpu, mem, mixedFrames } from '../helpers/mixed-frames.js';
 

@@ -14,8 +14,8 @@
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { RezolusError } from '../errors.js';
-import { syncDir } from './fsync.js';
-import { writeError } from './io-error.js';
+import { syncDir } from '../files/fsync.js';
+import { writeError } from '../files/io-error.js';
 import { decodeRecord, encodeRecord, RECORD_PREFIX, SPOOL_MAGIC, type EpochRecord, type FrameRecord, type SpoolHeader } from './spool-format.js';
 
 const READ_CHUNK = 1024 * 1024;

@@ -13,7 +13,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Descriptor, Frame } from '../frame/types.js';
-import { writeError } from './io-error.js';
+import { writeError } from '../files/io-error.js';
 import type { SinkOptions, SinkProgress, SinkSummary } from './sink.js';
 
 /** Messages to the worker. */

@@ -8,8 +8,8 @@ import test from 'ava';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Spool } from '../../src/record/spool.js';
-import { decodeRecord, encodeRecord, epochFor, SPOOL_MAGIC, streamSeqAfter, type EpochRecord, type FrameRecord, type SpoolHeader } from '../../src/record/spool-format.js';
+import { Spool } from '../../src/spool/spool.js';
+import { decodeRecord, encodeRecord, epochFor, SPOOL_MAGIC, streamSeqAfter, type EpochRecord, type FrameRecord, type SpoolHeader } from '../../src/spool/spool-format.js';
 
 const HEADER: SpoolHeader = {
   v: 1, stream: 'REZOLUS', consumer: 'c', hosts: 'web01', intervalMs: 1000, output: '/x.parquet', startNs: '1', endNs: null, window: 'until stopped',

@@ -2,9 +2,9 @@ import test from 'ava';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Spool } from '../../src/record/spool.js';
-import type { FrameRecord, SpoolHeader } from '../../src/record/spool-format.js';
-import { lockFile } from '../../src/record/lock.js';
+import { Spool } from '../../src/spool/spool.js';
+import type { FrameRecord, SpoolHeader } from '../../src/spool/spool-format.js';
+import { lockFile } from '../../src/files/lock.js';
 
 const HEADER: SpoolHeader = {
   v: 1, stream: 'REZOLUS', consumer: 'c', hosts: 'web01', intervalMs: 1000, output: '/x.parquet', startNs: '1', endNs: null, window: 'until stopped',

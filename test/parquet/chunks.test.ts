@@ -2,9 +2,9 @@ import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ColumnSpec } from '../../src/record/columns.js';
-import type { ColumnarGroup } from '../../src/record/group.js';
-import { ParquetStream } from '../../src/record/parquet.js';
+import type { ColumnSpec } from '../../src/parquet/columns.js';
+import type { ColumnarGroup } from '../../src/parquet/group.js';
+import { ParquetStream } from '../../src/parquet/parquet.js';
 import { fromDense, toDense, type SparseHistogram } from '../../src/metrics/histogram.js';
 import { Duck } from '../helpers/duckdb.js';
 
