@@ -11,7 +11,8 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { nkeys } from '@nats-io/nats-core';
 import { ConfigError } from '../errors.js';
-import { authUsers, natsAuthConfig, type AuthUser, type Credential } from './nats-permissions.js';
+import { natsAuthConfig } from './nats-auth-config.js';
+import { authUsers, type AuthUser, type Credential } from './nats-permissions.js';
 
 export interface NatsAuthOptions {
   /** comma-separated host names (--hosts) */

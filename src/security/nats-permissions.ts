@@ -1,7 +1,8 @@
 /**
  * The nats-server permissions of each rezolus role and the users that get
  * them: one per host plus the consumers and the admin (nats-accounts.ts puts
- * each in its account, nats-auth-config.ts prints them). Pure: the
+ * each in its account, nats-auth-config.ts prints them; both take only types
+ * from here, and nothing here imports them back). Pure: the
  * credentials come in, the users go out (`rezolus nats-auth` wraps it). The subject lists were measured with a tracing nats-server 2.9.10
  * watching each process (see the README's Security section).
  */
@@ -125,5 +126,3 @@ export function authUsers(hosts: readonly string[], stream: string, credential: 
   users.push({ name: 'rezolus-admin', role: 'admin', credential: credential('rezolus-admin'), permissions: undefined });
   return users;
 }
-
-export { natsAuthConfig } from './nats-auth-config.js';

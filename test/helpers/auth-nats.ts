@@ -10,7 +10,8 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import type { NatsSecurity } from '../../src/config/nats.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { authUsers, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
+import { natsAuthConfig } from '../../src/security/nats-auth-config.js';
+import { authUsers, type Credential } from '../../src/security/nats-permissions.js';
 import { startTestNats, type TestNats } from './nats.js';
 import { security } from './security.js';
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError } from '../../src/errors.js';
 import { runNatsAuth, hostList } from '../../src/security/nats-auth-command.js';
-import { agentPermissions, authUsers, consumerPermissions, natsAuthConfig, type Credential } from '../../src/security/nats-permissions.js';
+import { natsAuthConfig } from '../../src/security/nats-auth-config.js';
+import { agentPermissions, authUsers, consumerPermissions, type Credential } from '../../src/security/nats-permissions.js';
 
 const TMP = mkdtempSync(join(tmpdir(), 'rezolus-nats-auth-test-'));
 test.after.always(() => rmSync(TMP, { recursive: true, force: true }));
