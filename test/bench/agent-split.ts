@@ -28,7 +28,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES, SAMPLERS } from '../../src/samplers/registry.js';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
-import { fmt, NATS_SERVER_BIN, ROOT, say, sleep, sleepUntil, stopChild } from './common.js';
+import { fmt, NATS_SERVER_BIN, ROOT, say, sleepUntil, stopChild } from './common.js';
 
 const WARMUP_S = 5;
 const SLICE_S = 10;

@@ -15,7 +15,7 @@ import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { nkeys, type NatsConnection } from '@nats-io/nats-core';
 import { ROOT } from '../../scripts/gen-docs.js';
-import { runAgent, type RunningAgent } from '../../src/agent/main.js';
+import { runAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket, statusBucket } from '../../src/bus/kv.js';
 import { ensureStream } from '../../src/bus/stream.js';

@@ -29,7 +29,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startAuthNats } from '../helpers/auth-nats.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
-import { capturingLogger, security } from '../helpers/security.js';
+import { capturingLogger, type security } from '../helpers/security.js';
 import { auditSeqs, readStoredFrames } from '../helpers/stream.js';
 import { until } from '../helpers/until.js';
 
