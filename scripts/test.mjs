@@ -1,5 +1,5 @@
-// npm test: set up what is missing, typecheck, run ava with TAP and end with
-// one "N passed, N failed" line (the summary CI reads).
+// npm test: set up what is missing, typecheck, lint, run ava with TAP and end
+// with one "N passed, N failed" line (the summary CI reads).
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { buildNative } from './build-native.mjs';
@@ -22,6 +22,15 @@ if (tsc.status !== 0) {
   process.exit(1);
 }
 
+// Lint (biome.json; `npm run lint`): findings count as one failed test, and
+// the suite still runs. The import boundaries are test/boundaries.test.ts.
+const lint = spawnSync(process.execPath, [join(ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome'), 'lint', '--error-on-warnings'], {
+  cwd: ROOT,
+  stdio: 'inherit',
+});
+const lintFailed = lint.status !== 0;
+if (lintFailed) process.stderr.write('[test] lint failed: see above (npm run lint)\n');
+
 // `npm test -- --update` rewrites the golden files instead of comparing against them.
 const extra = process.argv.slice(2);
 const env = { ...process.env };
@@ -29,7 +38,7 @@ if (extra.includes('--update')) env.REZOLUS_UPDATE_GOLDEN = '1';
 const cli = join(ROOT, 'node_modules', 'ava', 'entrypoints', 'cli.mjs');
 const avaArgs = extra.filter((a) => a !== '--update');
 let passed = 0;
-let failed = 0;
+let failed = lintFailed ? 1 : 0;
 
 /** Runs ava with TAP on stdout, counting test points; resolves with its exit code. */
 function runAva(args) {
@@ -65,5 +74,6 @@ if (!avaArgs.some((a) => !a.startsWith('-'))) {
   const quiet = await runAva(['--config', 'ava.quiet.config.mjs', ...avaArgs]);
   if (code === 0) code = quiet;
 }
+if (code === 0 && lintFailed) code = 1;
 process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
 process.exit(code);
