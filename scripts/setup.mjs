@@ -2,7 +2,7 @@
 // packages when missing and running as root (a clear message otherwise).
 // Plain JavaScript with no dependencies: it runs before node_modules exists.
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,16 +19,35 @@ function say(line) {
 }
 
 /**
+ * package.json's dependencies that node_modules lacks, or holds at another
+ * version than the exact one pinned (a range is only checked for presence).
+ */
+function missingPackages() {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const wanted = Object.entries({ ...pkg.dependencies, ...pkg.devDependencies });
+  return wanted
+    .filter(([name, version]) => {
+      const file = join(ROOT, 'node_modules', name, 'package.json');
+      if (!existsSync(file)) return true;
+      return /^\d+\.\d+\.\d+(-[\w.]+)?$/.test(version) && JSON.parse(readFileSync(file, 'utf8')).version !== version;
+    })
+    .map(([name]) => name);
+}
+
+/**
  * Installs npm packages when node_modules is missing or older than the lock
- * file. `npm install` rather than `npm ci`: the lock cannot list msgpackr's
+ * file, or lacks a package that package.json lists (one added without a
+ * newer lock). `npm install` rather than `npm ci`: the lock cannot list msgpackr's
  * prebuilt packages for other platforms (the registry here does not serve
  * them), and `npm ci` refuses such a lock; `npm install` follows it.
  */
 export function ensureNpm() {
   const lock = join(ROOT, 'package-lock.json');
   const marker = join(ROOT, 'node_modules', '.package-lock.json');
-  if (existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs) return;
-  say('installing npm packages (npm install)');
+  const fresh = existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs;
+  const missing = fresh ? missingPackages() : [];
+  if (fresh && missing.length === 0) return;
+  say(`installing npm packages (npm install)${missing.length > 0 ? `: ${missing.join(', ')} missing or at another version` : ''}`);
   if (run('npm', ['install', '--no-audit', '--no-fund']) !== 0) {
     throw new Error('npm install failed; see the output above');
   }
