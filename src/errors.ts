@@ -60,3 +60,69 @@ export class NoStreamError extends RezolusError {
     super('NO_STREAM', `no stream captured the publish to "${subject}" (the stream or bucket is missing)`, options);
   }
 }
+
+/**
+ * The stream a consumer reads does not exist (JetStream answered "stream not
+ * found"): no agent has created it on this server yet, or the server lost its
+ * store. A reader may wait for it to come back.
+ */
+export class StreamMissingError extends RezolusError {
+  override readonly name = 'StreamMissingError';
+  constructor(
+    readonly stream: string,
+    options?: { cause?: unknown },
+  ) {
+    super('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, options);
+  }
+}
+
+/** NATS did not answer a request in time, or answered it with something other than what was asked (worth retrying). */
+export class NatsUnavailableError extends RezolusError {
+  override readonly name = 'NatsUnavailableError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('NATS_UNAVAILABLE', message, options);
+  }
+}
+
+/** The server's permissions refused a request this NATS user needs (a stream, a bucket, its reply inbox). */
+export class NatsPermissionError extends RezolusError {
+  override readonly name = 'NatsPermissionError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('NATS_PERMISSION', message, options);
+  }
+}
+
+/** A window that starts before what the stream keeps (its max_age): the frames asked for are gone. */
+export class LookbackError extends RezolusError {
+  override readonly name = 'LookbackError';
+  constructor(
+    readonly stream: string,
+    /** what the stream keeps, seconds (its max_age) */
+    readonly keptS: number,
+    /** how far back the window starts, seconds */
+    readonly askedS: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      'LOOKBACK',
+      `stream ${stream} keeps only the last ${keptS} s (max_age); asked for ${askedS} s. Raise [stream] max_age in the agent config (agent.toml) to look further back`,
+      options,
+    );
+  }
+}
+
+/**
+ * A message the server will never take, however often it is sent: larger
+ * than the server's max_payload (refused by the client before it leaves) or
+ * than the stream's max_msg_size (refused by JetStream).
+ */
+export class MessageTooLargeError extends RezolusError {
+  override readonly name = 'MessageTooLargeError';
+  constructor(
+    readonly subject: string,
+    readonly bytes: number,
+    options?: { cause?: unknown },
+  ) {
+    super('MESSAGE_TOO_LARGE', `a message of ${bytes} bytes for "${subject}" is larger than the server takes (max_payload or the stream's max_msg_size)`, options);
+  }
+}

@@ -4,6 +4,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
+import { permissionViolation } from '../bus/api-errors.js';
 import { connectBus } from '../bus/connect.js';
 import { agentInboxPrefix, hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
@@ -13,7 +14,7 @@ import { SnapshotSink, serveSnapshot } from './snapshot.js';
 import { StoreKeeper } from './store-keeper.js';
 import type { AgentConfig } from '../config/agent.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
-import { ConfigError, RezolusError } from '../errors.js';
+import { ConfigError, NatsPermissionError, RezolusError } from '../errors.js';
 import { SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
@@ -48,15 +49,17 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
 
 async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Promise<RunningAgent> {
   const jsm = await jetstreamManager(nc).catch((error: unknown) => {
-    const inbox = /Permissions Violation for Subscription to "([^"]*)"/i.exec(String(error));
-    if (inbox !== null) {
+    const refused = permissionViolation(error);
+    if (refused?.operation === 'subscription') {
       // the first request needs a reply inbox, and a per-host user may use only its own (_INBOX_<host>)
-      throw new RezolusError(
-        'NATS_PERMISSION',
-        `this NATS user may not receive replies on ${inbox[1] ?? 'its inbox'} (the inbox of host "${hostToken(config.host)}"): ` +
+      throw new NatsPermissionError(
+        `this NATS user may not receive replies on ${refused.subject} (the inbox of host "${hostToken(config.host)}"): ` +
           'is --host / [general] host the host this user was made for by rezolus nats-auth? (or set [nats] inbox_prefix)',
         { cause: error },
       );
+    }
+    if (refused !== undefined) {
+      throw new NatsPermissionError(`this NATS user may not use the JetStream API (${refused.message}): check the user's permissions (see rezolus nats-auth)`, { cause: error });
     }
     throw new RezolusError('JETSTREAM_UNAVAILABLE', `NATS at ${config.natsUrl} has no JetStream (start nats-server with -js): ${String(error)}`, { cause: error });
   });

@@ -21,11 +21,11 @@ import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { isNoStreamAnswer, isPermissionRefusal, isStreamNotFound } from '../bus/api-errors.js';
+import { isNoStreamAnswer, isStreamNotFound, permissionViolation } from '../bus/api-errors.js';
 import { bucketStream, descriptorBucket, statusBucket } from '../bus/kv.js';
 import { ensureStream, type StreamOptions } from '../bus/stream.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET, descriptorKey } from '../bus/subjects.js';
-import { NoStreamError, RezolusError } from '../errors.js';
+import { NatsPermissionError, NoStreamError } from '../errors.js';
 
 export interface StoreKeeperOptions {
   readonly nc: NatsConnection;
@@ -64,10 +64,10 @@ const MISSING_SAID_EVERY_MS = 10 * 60_000;
 
 /** A bucket this user may not create: say who should. */
 function explainRefusal(error: unknown): never {
-  if (isPermissionRefusal(error)) {
-    throw new RezolusError(
-      'NATS_PERMISSION',
-      `cannot open the KV buckets (${error.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
+  const refused = permissionViolation(error);
+  if (refused !== undefined) {
+    throw new NatsPermissionError(
+      `cannot open the KV buckets (${refused.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
       { cause: error },
     );
   }

@@ -1,13 +1,15 @@
+import { JetStreamApiError, type ApiError } from '@nats-io/jetstream';
 import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { NoStreamError, PublishRefusedError } from '../errors.js';
+import { publishFailure } from './api-errors.js';
 import { inboxPrefixOf, onPublishRefused } from './connect.js';
 
-/** What JetStream answers to a publish: `{stream, seq, duplicate?}` or `{error: {code, description}}`. */
+/** What JetStream answers to a publish: `{stream, seq, duplicate?}` or `{error: {code, err_code, description}}`. */
 interface PubAckJson {
   readonly stream?: string;
   readonly seq?: number;
   readonly duplicate?: boolean;
-  readonly error?: { readonly code?: number; readonly description?: string };
+  readonly error?: ApiError;
 }
 
 export interface PubAck {
@@ -17,6 +19,7 @@ export interface PubAck {
 
 interface Pending {
   readonly subject: string;
+  readonly bytes: number;
   readonly resolve: (ack: PubAck) => void;
   readonly reject: (error: Error) => void;
   readonly deadline: number;
@@ -30,10 +33,12 @@ const SWEEP_MS = 250;
  * Nats-Msg-Id and a reply subject under one inbox, one subscription for all
  * acks, one sweep timer for timeouts. Same semantics as js.publish with
  * msgID: the ack says stored (or duplicate), anything else is an error the
- * caller retries with the same id, except a PublishRefusedError: the
- * server's permissions refused the subject, and no ack will ever come. A
- * NoStreamError (503, no stream captures the subject) is retried too, and
- * tells the caller the stream is gone.
+ * caller retries with the same id, except a PublishRefusedError (the
+ * server's permissions refused the subject, and no ack will ever come) and
+ * a MessageTooLargeError (above the server's max_payload or the stream's
+ * max_msg_size). A NoStreamError (503, no stream captures the subject) is
+ * retried too, and tells the caller the stream is gone; another error the
+ * stream answers with is a JetStreamApiError.
  * The reply inbox uses the connection's inbox prefix, so a per-host user
  * needs to subscribe only to `<prefix>.>`.
  */
@@ -64,10 +69,11 @@ export class AckedPublisher {
       try {
         this.nc.publish(subject, data, { reply: `${this.inbox}.${id}`, headers: h });
       } catch (error) {
-        reject(error instanceof Error ? error : new Error(String(error)));
+        // the client's own checks (max_payload), or a closed connection
+        reject(asError(publishFailure(error, subject, data.byteLength)));
         return;
       }
-      this.pending.set(id, { subject, resolve, reject, deadline: Date.now() + this.timeoutMs });
+      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, deadline: Date.now() + this.timeoutMs });
     });
   }
 
@@ -100,8 +106,13 @@ export class AckedPublisher {
       p.reject(new Error('unreadable publish ack'));
       return;
     }
-    if (ack.error !== undefined || typeof ack.seq !== 'number') {
-      p.reject(new Error(`publish refused: ${ack.error?.description ?? 'no sequence in ack'} (${ack.error?.code ?? '?'})`));
+    if (ack.error !== undefined) {
+      // as js.publish reports it; a message above the stream's max_msg_size becomes MessageTooLargeError
+      p.reject(asError(publishFailure(new JetStreamApiError(ack.error), p.subject, p.bytes)));
+      return;
+    }
+    if (typeof ack.seq !== 'number') {
+      p.reject(new Error('publish ack without a sequence'));
       return;
     }
     p.resolve({ seq: ack.seq, duplicate: ack.duplicate === true });
@@ -125,4 +136,8 @@ export class AckedPublisher {
       p.reject(new Error(`no publish ack within ${this.timeoutMs} ms`));
     }
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }

@@ -1,6 +1,7 @@
 import { checkServerIdentity, type PeerCertificate } from 'node:tls';
-import { nkeyAuthenticator, type ConnectionOptions } from '@nats-io/nats-core';
+import { AuthorizationError, nkeyAuthenticator, TimeoutError, type ConnectionOptions } from '@nats-io/nats-core';
 import { readNkeySeed, type NatsSecurity } from '../config/nats.js';
+import { findCause, isServerWithoutTls } from './api-errors.js';
 
 /** Host names of a server list (`tls://10.0.0.1:4222,nats://b:4222` -> 10.0.0.1, b). */
 function serverHosts(servers: readonly string[]): string[] {
@@ -44,27 +45,49 @@ export function securityOptions(s: NatsSecurity, servers: readonly string[]): Pa
   return o;
 }
 
+/**
+ * The Node system or TLS error code (ECONNREFUSED, UNABLE_TO_VERIFY_LEAF_SIGNATURE, ...) in the chain of
+ * causes: the client wraps a socket's error in a ConnectionError (or passes a TLS error on as it is).
+ */
+function systemCode(error: unknown): string {
+  let e = error;
+  for (let i = 0; i < 8 && e !== null && typeof e === 'object'; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return '';
+}
+
+/** Node's codes of a TLS certificate that does not verify (node:tls, openssl X509 errors). */
+const UNTRUSTED_CERT = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/;
+
 /** A one-line explanation of a failed connect, with the config key that fixes it. */
 export function explainConnectError(error: unknown, s: NatsSecurity): string {
-  const e = error as { name?: string; code?: string; message?: string; cause?: { code?: string } };
+  const e = error as { name?: string; message?: string };
   const text = `${e.name ?? 'Error'}: ${e.message ?? String(error)}`;
-  const code = e.code ?? e.cause?.code ?? '';
-  if (e.name === 'AuthorizationError' || /authorization violation/i.test(text)) {
+  if (findCause(error, AuthorizationError) !== undefined) {
     const who = s.user !== '' ? `user "${s.user}"` : s.nkeySeedFile !== '' ? `the nkey in ${s.nkeySeedFile}` : 'no credentials';
     return `the server refused ${who} (${text}): check [nats] user/password or nkey_seed_file (or REZOLUS_NATS_USER/_PASSWORD/_NKEY_SEED_FILE)`;
   }
-  if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ALTNAME/.test(code) || /certificate/i.test(text)) {
+  if (UNTRUSTED_CERT.test(systemCode(error))) {
     return `the server's TLS certificate is not trusted (${text}): set [nats] tls_ca (or REZOLUS_NATS_TLS_CA) to the CA that signed it`;
   }
-  if (/does not support 'tls'/.test(text)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert (REZOLUS_NATS_TLS_CA/_TLS_CERT) or use its TLS port`;
-  if (e.name === 'TimeoutError') return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key, or REZOLUS_NATS_TLS_CERT and _TLS_KEY)`;
+  if (isServerWithoutTls(error)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert (REZOLUS_NATS_TLS_CA/_TLS_CERT) or use its TLS port`;
+  if (findCause(error, TimeoutError) !== undefined) {
+    return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key, or REZOLUS_NATS_TLS_CERT and _TLS_KEY)`;
+  }
   return text;
 }
 
-/** Errors of a first connect worth waiting out (the server is not up yet); the rest are configuration. */
+/** System errors of a first connect worth waiting out (the server is not up yet). */
+const TRANSIENT_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT']);
+
+/**
+ * Errors of a first connect worth waiting out (the server is not up yet); the rest are configuration.
+ * A refused connect comes as ConnectionError("connection refused") with the socket's ECONNREFUSED as
+ * its cause (transport-node node_transport.js).
+ */
 export function isTransient(error: unknown): boolean {
-  const e = error as { name?: string; message?: string; code?: string; cause?: { code?: string } };
-  const code = e.code ?? e.cause?.code ?? '';
-  return ['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT'].includes(code) ||
-    /connection refused/i.test(e.message ?? '');
+  return TRANSIENT_CODES.has(systemCode(error));
 }

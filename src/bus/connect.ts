@@ -1,8 +1,9 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { PermissionViolationError } from '@nats-io/nats-core';
+import { PermissionViolationError, TimeoutError } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import { RezolusError } from '../errors.js';
+import { findCause } from './api-errors.js';
 import { explainConnectError, isTransient, securityOptions } from './auth.js';
 
 export interface ConnectOptions {
@@ -48,7 +49,7 @@ export async function connectBus(options: ConnectOptions): Promise<NatsConnectio
     try {
       nc = await connect(opts);
     } catch (error) {
-      const timeout = (error as { name?: string }).name === 'TimeoutError';
+      const timeout = findCause(error, TimeoutError) !== undefined;
       if (!wait || !(isTransient(error) || timeout)) {
         throw new RezolusError('NATS_CONNECT', `cannot connect to NATS at ${options.url}: ${explainConnectError(error, security)}`, { cause: error });
       }

@@ -11,7 +11,7 @@ import {
 } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { isPermissionRefusal, isStreamNotFound } from './api-errors.js';
+import { isStreamNotFound, permissionViolation } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET } from './subjects.js';
 
 export interface BucketOptions {
@@ -86,7 +86,7 @@ async function ensureBucket(nc: NatsConnection, bucket: string, o: BucketOptions
       await jsm.streams.update(stream, { allow_rollup_hdrs: false });
       log?.warn({ bucket }, `changed bucket ${bucket}'s allow_rollup_hdrs to false: it allowed rollups, so any host could empty it with a Nats-Rollup header`);
     } catch (error) {
-      if (!isPermissionRefusal(error)) throw error;
+      if (permissionViolation(error) === undefined) throw error;
       const said = warned.get(nc) ?? new Set<string>();
       warned.set(nc, said);
       if (!said.has(bucket)) {

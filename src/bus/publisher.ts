@@ -2,11 +2,11 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
-import { isNoStreamAnswer } from './api-errors.js';
+import { publishFailure } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
 import { randomBytes } from 'node:crypto';
 import { JetStreamApiError } from '@nats-io/jetstream';
-import { NoStreamError, PublishRefusedError } from '../errors.js';
+import { MessageTooLargeError, PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
@@ -55,9 +55,6 @@ export interface PublisherOptions {
 }
 
 const MAX_BACKOFF_MS = 1000;
-
-/** Errors of a message that will never fit: the client's max_payload check, a stream's max_msg_size. */
-const TOO_LARGE = /max_payload size exceeded|message size exceeds maximum/i;
 
 /**
  * What a queued item costs beyond its payload (the item object, the view
@@ -302,13 +299,15 @@ export class Publisher {
 
   /**
    * A publish that can never succeed is dropped and counted, not retried:
-   * one the server's permissions refused (counted as refused), or one larger
-   * than the server's max_payload (counted as dropped). Retrying it in order
+   * one the server's permissions refused (PublishRefusedError, counted as
+   * refused), or one larger than the server takes (MessageTooLargeError:
+   * max_payload or the stream's max_msg_size; counted as dropped), or a
+   * descriptor the bucket answered with an error. Retrying it in order
    * would hold every later frame behind it. Frames are cumulative, so once
    * the cause is fixed the next frame carries what this one had.
    */
   private refused(item: Item, error: unknown): boolean {
-    if (error instanceof Error && TOO_LARGE.test(error.message)) {
+    if (error instanceof MessageTooLargeError) {
       // it would never fit: a frame is dropped and counted; a descriptor too (the agent checks
       // descriptors against max_payload before it queues them, so this is a server limit below it)
       const what = item.kind === 'frame' ? `a frame of ${item.data.byteLength} bytes for ${item.subject}` : `descriptor ${item.key} (${item.value.length} bytes)`;
@@ -334,10 +333,9 @@ export class Publisher {
       }
       return true;
     }
-    const refused = item.kind === 'frame' ? error instanceof PublishRefusedError : /Permissions Violation/i.test(String(error));
-    if (!refused) return false;
+    if (!(error instanceof PublishRefusedError)) return false;
     // a descriptor put refused (another host's key) is dropped too: queued ahead of frames, it would stall them all
-    const subject = item.kind === 'frame' ? item.subject : `$KV.${DESCRIPTOR_BUCKET}.${descriptorKey(this.o.host, item.key)}`;
+    const subject = error.subject;
     this.stats.refused++;
     this.acked(item);
     const last = this.refusalLogged.get(subject);
@@ -354,10 +352,8 @@ export class Publisher {
       try {
         await this.o.descriptors.put(key, item.value);
       } catch (error) {
-        if (isNoStreamAnswer(error)) {
-          throw new NoStreamError(`$KV.${DESCRIPTOR_BUCKET}.${key}`, { cause: error });
-        }
-        throw error;
+        // the same typed errors as a frame's (acks.ts): too large, refused, no stream
+        throw publishFailure(error, `$KV.${DESCRIPTOR_BUCKET}.${key}`, item.value.length);
       }
       this.stats.descriptorsPut++;
       return;

@@ -8,8 +8,8 @@ import {
 } from '@nats-io/jetstream';
 import { nanos } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { RezolusError, StreamConflictError } from '../errors.js';
-import { isPermissionRefusal, isStreamNotFound } from './api-errors.js';
+import { NatsPermissionError, StreamConflictError } from '../errors.js';
+import { isStreamNotFound, isSubjectOverlap, permissionViolation } from './api-errors.js';
 import { METRICS_PREFIX } from './subjects.js';
 
 /** The rolling window that is the hindsight buffer. */
@@ -69,8 +69,9 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
   try {
     info = await jsm.streams.info(o.name);
   } catch (error) {
-    if (isPermissionRefusal(error)) {
-      throw new RezolusError('NATS_PERMISSION', `this NATS user may not read stream ${o.name} (${(error as Error).message}): check [stream] name and the user's permissions`, { cause: error });
+    const refused = permissionViolation(error);
+    if (refused !== undefined) {
+      throw new NatsPermissionError(`this NATS user may not read stream ${o.name} (${refused.message}): check [stream] name and the user's permissions`, { cause: error });
     }
     if (!isStreamNotFound(error)) throw error;
   }
@@ -80,16 +81,16 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       log.info({ stream: o.name, max_age_ms: o.maxAgeMs, max_bytes: o.maxBytes }, 'created stream');
       return created;
     } catch (error) {
-      if (isPermissionRefusal(error)) {
-        throw new RezolusError(
-          'NATS_PERMISSION',
-          `stream ${o.name} does not exist and this NATS user may not create it (${(error as Error).message}): create it once with the admin user (see rezolus nats-auth)`,
+      const refused = permissionViolation(error);
+      if (refused !== undefined) {
+        throw new NatsPermissionError(
+          `stream ${o.name} does not exist and this NATS user may not create it (${refused.message}): create it once with the admin user (see rezolus nats-auth)`,
           { cause: error },
         );
       }
-      if (error instanceof Error && /overlap/i.test(error.message)) {
+      if (isSubjectOverlap(error)) {
         throw new StreamConflictError(
-          `cannot create stream ${o.name}: another stream already captures "${STREAM_SUBJECT}" (${error.message}); ` +
+          `cannot create stream ${o.name}: another stream already captures "${STREAM_SUBJECT}" (${(error as Error).message}); ` +
             `set [stream] name to that stream's name or delete it`,
           { cause: error },
         );
@@ -130,7 +131,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     updated = await update;
   } catch (error) {
     // a per-host user checks the stream; the admin who created it owns its limits
-    if (!isPermissionRefusal(error)) throw error;
+    if (permissionViolation(error) === undefined) throw error;
     log.warn(
       { stream: o.name, ...differ, error: (error as Error).message },
       `the stream's ${Object.keys(differ).join(', ')} differ from this agent's [stream] settings (stream's, agent's), and this NATS user may not change them: using the stream as it is`,
