@@ -150,7 +150,7 @@ export class Agent implements AgentIntrospection {
           log.info({ reason: error.message }, 'sampler not supported here');
         } else {
           r.status = { state: 'failed', error: String(error) };
-          log.error({ error: String(error) }, 'sampler failed to start');
+          log.error({ err: error }, 'sampler failed to start');
         }
       }
     }
@@ -263,7 +263,7 @@ export class Agent implements AgentIntrospection {
       r.refreshes++;
       const message = String(error);
       if (r.status.state !== 'failed' || message !== r.lastError) {
-        this.o.log.warn({ sampler: r.definition.name, error: message }, 'sampler refresh failed');
+        this.o.log.warn({ sampler: r.definition.name, err: error }, 'sampler refresh failed');
       }
       r.lastError = message;
       this.setStatus(r, { state: 'failed', error: message });
@@ -280,7 +280,7 @@ export class Agent implements AgentIntrospection {
       r.refreshes++;
       const message = String(error);
       if (r.status.state !== 'failed' || r.status.error !== message) {
-        this.o.log.warn({ sampler: r.definition.name, error: message }, 'reading could not be encoded; dropped');
+        this.o.log.warn({ sampler: r.definition.name, err: error }, 'reading could not be encoded; dropped');
         this.setStatus(r, { state: 'failed', error: message });
       }
       return;

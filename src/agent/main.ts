@@ -88,7 +88,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   let http: Server | undefined;
   if (config.http !== undefined) {
     http = await serveSnapshot(snapshots, hostToken(config.host), config.http, log.child({ component: 'http' })).catch((error: unknown) => {
-      log.warn({ listen: `${config.http?.host}:${config.http?.port}`, error: String(error) }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
+      log.warn({ listen: `${config.http?.host}:${config.http?.port}`, err: error }, 'cannot serve the snapshot over HTTP; going on without it ([http] in agent.toml)');
       return undefined;
     });
   }

@@ -132,7 +132,7 @@ export class StoreKeeper {
 
   /** A status put failed: said once at warn level; a missing bucket is repaired. */
   statusFailed(error: unknown): void {
-    if (!this.statusFailing) this.log.warn({ error: String(error) }, 'status not written to the status bucket; retrying every 10 s');
+    if (!this.statusFailing) this.log.warn({ err: error }, 'status not written to the status bucket; retrying every 10 s');
     this.statusFailing = true;
     if (isNoStreamAnswer(error)) this.repair(`the status bucket ${STATUS_BUCKET} did not take a put`);
   }
@@ -152,7 +152,7 @@ export class StoreKeeper {
     if (this.repairing !== undefined || Date.now() - this.lastRepairAt < REPAIR_EVERY_MS) return;
     this.lastRepairAt = Date.now();
     this.repairing = this.#repair(why, settings)
-      .catch((error: unknown) => this.log.debug({ error: String(error) }, 'store check failed; tried again on the next failure'))
+      .catch((error: unknown) => this.log.debug({ err: error }, 'store check failed; tried again on the next failure'))
       .finally(() => {
         this.repairing = undefined;
       });
@@ -162,7 +162,7 @@ export class StoreKeeper {
     const missing = await this.missing();
     if (missing.length === 0) {
       this.closeEpisode();
-      if (settings) await this.provision().catch((error: unknown) => this.log.debug({ error: String(error) }, 'settings check failed'));
+      if (settings) await this.provision().catch((error: unknown) => this.log.debug({ err: error }, 'settings check failed'));
       return;
     }
     const first = this.episode === undefined;
@@ -175,7 +175,7 @@ export class StoreKeeper {
     } catch (error) {
       if (!this.refusalSaid) {
         this.log.warn(
-          { missing, why, error: String(error) },
+          { missing, why, err: error },
           `${missing.join(', ')} missing on the server (its store was lost or replaced?) and this NATS user may not create ${missing.length > 1 ? 'them' : 'it'}: ` +
             'buffering frames (up to [buffer] max_bytes) until the admin creates them: run one rezolus agent with the rezolus-admin credentials ' +
             'and a --host of its own for a few seconds (README: Security)',
@@ -226,7 +226,7 @@ export class StoreKeeper {
     } catch (error) {
       // no answer (the bus is away or slow, or the bucket is gone and a per-host user's request
       // through its service import times out): the full check asks whether the bucket is there
-      this.log.debug({ error: String(error) }, 'descriptor probe failed');
+      this.log.debug({ err: error }, 'descriptor probe failed');
     } finally {
       this.checking = false;
     }
@@ -260,7 +260,7 @@ export class StoreKeeper {
         subjects = info.state.subjects ?? {};
       } catch (error) {
         if (isStreamNotFound(error)) this.repair(`the descriptor bucket ${DESCRIPTOR_BUCKET} is gone`);
-        else this.log.debug({ error: String(error) }, 'descriptor check failed; tried again later');
+        else this.log.debug({ err: error }, 'descriptor check failed; tried again later');
         return;
       }
       const now = Date.now();

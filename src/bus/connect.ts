@@ -53,7 +53,7 @@ export async function connectBus(options: ConnectOptions): Promise<NatsConnectio
       if (!wait || !(isTransient(error) || timeout)) {
         throw new RezolusError('NATS_CONNECT', `cannot connect to NATS at ${options.url}: ${explainConnectError(error, security)}`, { cause: error });
       }
-      if (!warned) options.log.warn({ url: options.url, error: explainConnectError(error, security) }, 'NATS does not answer yet; retrying every second');
+      if (!warned) options.log.warn({ url: options.url, err: error }, 'NATS does not answer yet; retrying every second');
       warned = true;
       await new Promise((r) => setTimeout(r, RECONNECT_WAIT_MS));
     }
@@ -106,7 +106,7 @@ async function watchStatus(nc: NatsConnection, log: Logger): Promise<void> {
             break;
           }
         }
-        log.error({ error: String(s.error) }, 'NATS error');
+        log.error({ err: s.error }, 'NATS error');
         break;
       default:
         break;

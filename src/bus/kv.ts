@@ -92,7 +92,7 @@ async function ensureBucket(nc: NatsConnection, bucket: string, o: BucketOptions
       if (!said.has(bucket)) {
         said.add(bucket);
         log?.warn(
-          { bucket, stream, error: error instanceof Error ? error.message : String(error) },
+          { bucket, stream, err: error },
           `bucket ${bucket} allows rollups (allow_rollup_hdrs: true), so any host can empty it with a Nats-Rollup header, and this NATS user may not change that: ` +
             'run one rezolus agent with the admin user to set allow_rollup_hdrs to false',
         );

@@ -236,7 +236,7 @@ export class Publisher {
         this.stats.retries++;
         if (!this.recovering) {
           this.recovering = true;
-          this.o.log.warn({ error: String(error), buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
+          this.o.log.warn({ err: error, buffered: this.stats.buffered }, 'publish failed; buffering and retrying in order');
         }
         // recovering first: a descriptor put again from here goes ahead of the oldest unacked frame
         this.o.onRetry?.(error);
@@ -313,7 +313,7 @@ export class Publisher {
       const what = item.kind === 'frame' ? `a frame of ${item.data.byteLength} bytes for ${item.subject}` : `descriptor ${item.key} (${item.value.length} bytes)`;
       if (item.kind === 'frame') this.stats.dropped++;
       this.acked(item);
-      this.o.log.error({ error: error.message, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
+      this.o.log.error({ err: error, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
       return true;
     }
     if (item.kind === 'kv' && error instanceof JetStreamApiError) {
@@ -327,7 +327,7 @@ export class Publisher {
       if (last === undefined || Date.now() - last > 60_000) {
         this.refusalLogged.set(key, Date.now());
         this.o.log.error(
-          { descriptor: item.key, error: error.message, refused: this.stats.refused },
+          { descriptor: item.key, err: error, refused: this.stats.refused },
           `the descriptor bucket ${DESCRIPTOR_BUCKET} refused a descriptor (${error.message}): dropped and put again later; frames go on meanwhile (check the bucket's limits)`,
         );
       }

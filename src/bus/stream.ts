@@ -133,7 +133,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
     // a per-host user checks the stream; the admin who created it owns its limits
     if (permissionViolation(error) === undefined) throw error;
     log.warn(
-      { stream: o.name, ...differ, error: (error as Error).message },
+      { stream: o.name, ...differ, err: error },
       `the stream's ${Object.keys(differ).join(', ')} differ from this agent's [stream] settings (stream's, agent's), and this NATS user may not change them: using the stream as it is`,
     );
     return info;

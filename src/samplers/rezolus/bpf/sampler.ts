@@ -37,7 +37,7 @@ export const rezolusBpfSampler: SamplerDefinition = {
         statsFd = native.enableStats();
       } catch (error) {
         degraded = `cannot enable BPF run-time stats: ${(error as Error).message}`;
-        ctx.log.warn({ error: String(error) }, 'BPF stats stay off');
+        ctx.log.warn({ err: error }, 'BPF stats stay off');
       }
     }
     let planVersion = -1;
