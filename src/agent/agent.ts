@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import { metricsSubject, frameMsgIdPrefix, hostToken } from '../bus/subjects.js';
 import { encodeFrame } from '../frame/codec.js';
 import { describe, sameLayout, type EncodedDescriptor } from '../frame/descriptor.js';
-import type {
-  AgentIntrospection, Point, PublishStats, Sampler, SamplerContext, SamplerDefinition, SamplerStats,
-} from '../samplers/types.js';
+import type { Point, Sampler, SamplerContext, SamplerDefinition } from '../samplers/types.js';
 import { SamplerUnsupportedError } from '../samplers/types.js';
+import {
+  SAMPLER_STATE, SAMPLER_STATES, type AgentIntrospection, type PublishStats, type SamplerStateName, type SamplerStats,
+} from '../samplers/rezolus/introspection.js';
 import { msToNextTick, nowNs } from './clock.js';
 
 /** Where frames and descriptors go: the Publisher on a live bus, a plain collector in tests. */
@@ -19,21 +20,21 @@ export interface FrameSink {
   maxPayload?(): number | undefined;
 }
 
+type States = typeof SAMPLER_STATE;
+
 /**
- * active: running whole. degraded: running without some of its parts (the
- * reason names them). disabled: off in the config. unsupported: cannot work
- * on this host (the reason says why). failed: init or the last refresh threw.
+ * A sampler's state (SAMPLER_STATE says what each means) with what explains
+ * it: the reason of a degraded, disabled or unsupported one, the error of a
+ * failed one.
  */
 export type SamplerState =
-  | { readonly state: 'active' }
-  | { readonly state: 'degraded'; readonly reason: string }
-  | { readonly state: 'disabled'; readonly reason: string }
-  | { readonly state: 'unsupported'; readonly reason: string }
-  | { readonly state: 'failed'; readonly error: string };
+  | { readonly state: States['active'] }
+  | { readonly state: States['degraded'] | States['disabled'] | States['unsupported']; readonly reason: string }
+  | { readonly state: States['failed']; readonly error: string };
 
 /** The state of a sampler that works: active, or degraded with its reason. */
 function working(sampler: Sampler): SamplerState {
-  return sampler.degraded === undefined ? { state: 'active' } : { state: 'degraded', reason: sampler.degraded };
+  return sampler.degraded === undefined ? { state: SAMPLER_STATE.active } : { state: SAMPLER_STATE.degraded, reason: sampler.degraded };
 }
 
 export interface SamplerStatus extends SamplerStats {
@@ -112,7 +113,7 @@ export class Agent implements AgentIntrospection {
       definition: s.definition,
       intervalMs: Math.max(s.intervalMs, s.definition.minIntervalMs ?? 0),
       sampler: undefined,
-      status: s.enabled ? { state: 'failed', error: 'not started' } : { state: 'disabled', reason: s.reason ?? 'disabled in config' },
+      status: s.enabled ? { state: SAMPLER_STATE.failed, error: 'not started' } : { state: SAMPLER_STATE.disabled, reason: s.reason ?? 'disabled in config' },
       busy: undefined,
       subject: metricsSubject(hostToken(o.host), s.definition.name),
       idPrefix: frameMsgIdPrefix(o.host, s.definition.name, o.instance),
@@ -146,17 +147,19 @@ export class Agent implements AgentIntrospection {
         r.status = working(r.sampler);
       } catch (error) {
         if (error instanceof SamplerUnsupportedError) {
-          r.status = { state: 'unsupported', reason: error.message };
+          r.status = { state: SAMPLER_STATE.unsupported, reason: error.message };
           log.info({ reason: error.message }, 'sampler not supported here');
         } else {
-          r.status = { state: 'failed', error: String(error) };
+          r.status = { state: SAMPLER_STATE.failed, error: String(error) };
           log.error({ err: error }, 'sampler failed to start');
         }
       }
     }
-    const counts = { active: 0, degraded: 0, disabled: 0, unsupported: 0, failed: 0 };
+    const counts = Object.fromEntries(SAMPLER_STATES.map((s) => [s, 0])) as Record<SamplerStateName, number>;
     for (const r of this.runtimes) counts[r.status.state]++;
-    const others = Object.fromEntries(this.runtimes.filter((r) => r.status.state !== 'active').map((r) => [r.definition.name, r.status.state]));
+    const others = Object.fromEntries(
+      this.runtimes.filter((r) => r.status.state !== SAMPLER_STATE.active).map((r) => [r.definition.name, r.status.state]),
+    );
     this.o.log.info({ ...counts, not_active: others }, 'samplers started');
     for (const interval of new Set(this.runtimes.filter((r) => r.sampler).map((r) => r.intervalMs))) {
       this.schedule(interval);
@@ -196,10 +199,10 @@ export class Agent implements AgentIntrospection {
   }
 
   samplerStats(): readonly SamplerStats[] {
-    return this.status().filter((s) => s.status.state !== 'disabled' && s.status.state !== 'unsupported');
+    return this.status().filter((s) => s.status.state !== SAMPLER_STATE.disabled && s.status.state !== SAMPLER_STATE.unsupported);
   }
 
-  samplerStates(): { name: string; state: SamplerState['state'] }[] {
+  samplerStates(): { name: string; state: SamplerStateName }[] {
     return this.runtimes.map((r) => ({ name: r.definition.name, state: r.status.state }));
   }
 
@@ -262,11 +265,11 @@ export class Agent implements AgentIntrospection {
       r.refreshNs += process.hrtime.bigint() - t0;
       r.refreshes++;
       const message = String(error);
-      if (r.status.state !== 'failed' || message !== r.lastError) {
+      if (r.status.state !== SAMPLER_STATE.failed || message !== r.lastError) {
         this.o.log.warn({ sampler: r.definition.name, err: error }, 'sampler refresh failed');
       }
       r.lastError = message;
-      this.setStatus(r, { state: 'failed', error: message });
+      this.setStatus(r, { state: SAMPLER_STATE.failed, error: message });
       return;
     }
     const endNs = nowNs();
@@ -279,13 +282,13 @@ export class Agent implements AgentIntrospection {
       r.refreshNs += process.hrtime.bigint() - t0;
       r.refreshes++;
       const message = String(error);
-      if (r.status.state !== 'failed' || r.status.error !== message) {
+      if (r.status.state !== SAMPLER_STATE.failed || r.status.error !== message) {
         this.o.log.warn({ sampler: r.definition.name, err: error }, 'reading could not be encoded; dropped');
-        this.setStatus(r, { state: 'failed', error: message });
+        this.setStatus(r, { state: SAMPLER_STATE.failed, error: message });
       }
       return;
     }
-    if (r.status.state === 'failed') this.setStatus(r, working(sampler));
+    if (r.status.state === SAMPLER_STATE.failed) this.setStatus(r, working(sampler));
     r.refreshNs += process.hrtime.bigint() - t0;
     r.refreshes++;
   }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { MetricDecl } from '../metrics/metric.js';
 import type { BpfLayout } from './kernel/layout.js';
+import type { AgentIntrospection } from './rezolus/introspection.js';
 
 // the metric vocabulary a sampler reads into (metrics/point.ts), re-exported for the samplers
 export { NO_LABELS, type Labels, type Point, type Value } from '../metrics/point.js';
@@ -20,7 +21,7 @@ export interface SamplerContext {
   /** the sysfs root, `/sys` on a live host */
   readonly sysRoot: string;
   readonly log: Logger;
-  /** the agent's own figures, for the rezolus_self sampler */
+  /** the agent's own figures, for the rezolus_self sampler (rezolus/introspection.ts) */
   readonly agent?: AgentIntrospection;
   /**
    * BPF program name → the tracepoint to attach it to instead of its own.
@@ -31,40 +32,6 @@ export interface SamplerContext {
   readonly bpfStats?: boolean;
   /** [cgroups] in agent.toml: the cardinality bound of container telemetry */
   readonly cgroups?: { readonly maxCgroups: number; readonly maxDepth: number };
-}
-
-/** Per-sampler bookkeeping the agent keeps about itself. */
-export interface SamplerStats {
-  readonly name: string;
-  /** cumulative refresh time, nanoseconds */
-  readonly refreshNs: bigint;
-  readonly refreshes: number;
-  readonly errors: number;
-  /** source entries left out as malformed */
-  readonly skipped: number;
-  /** ticks missed because the previous refresh was still running */
-  readonly overruns: number;
-}
-
-export interface PublishStats {
-  readonly published: number;
-  readonly dropped: number;
-  readonly retries: number;
-  /** frames the server's permissions refused (absent where nothing can refuse) */
-  readonly refused?: number;
-  readonly buffered: number;
-  readonly bufferedBytes: number;
-}
-
-/** The states a sampler can be in (the agent's status reports why for each but active). */
-export const SAMPLER_STATES = ['active', 'degraded', 'disabled', 'unsupported', 'failed'] as const;
-export type SamplerStateName = (typeof SAMPLER_STATES)[number];
-
-export interface AgentIntrospection {
-  samplerStats(): readonly SamplerStats[];
-  /** every sampler of the registry and its state now */
-  samplerStates(): readonly { readonly name: string; readonly state: SamplerStateName }[];
-  publishStats(): PublishStats;
 }
 
 /**

@@ -7,7 +7,8 @@ import type { RawFrame } from '../../src/frame/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { metric, MetricKind, Unit } from '../../src/metrics/metric.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
-import type { Labels, Point, PublishStats, Reading, SamplerDefinition } from '../../src/samplers/types.js';
+import type { PublishStats } from '../../src/samplers/rezolus/introspection.js';
+import type { Labels, Point, Reading, SamplerDefinition } from '../../src/samplers/types.js';
 import { SamplerUnsupportedError } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 

@@ -57,7 +57,8 @@ import type { Descriptor, Frame } from '../../src/frame/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { metric, type MetricDecl } from '../../src/metrics/metric.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
-import type { AgentIntrospection, Point, SamplerStats, Value } from '../../src/samplers/types.js';
+import type { AgentIntrospection, SamplerStats } from '../../src/samplers/rezolus/introspection.js';
+import type { Point, Value } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 import { fmt, say, type CallFrame, type CpuProfile, type ProfileNode } from './common.js';
 

@@ -16,7 +16,8 @@ import { Agent, type FrameSink, type SamplerStatus } from '../../src/agent/agent
 import { decodeFrame, encodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
-import type { AgentIntrospection, PublishStats, Sampler } from '../../src/samplers/types.js';
+import type { AgentIntrospection, PublishStats } from '../../src/samplers/rezolus/introspection.js';
+import type { Sampler } from '../../src/samplers/types.js';
 
 const TICKS = 3;
 const PAUSE_MS = 1000;

@@ -12,7 +12,8 @@ import type { SparseHistogram } from '../../src/metrics/histogram.js';
 import { percentiles, subtract, totalCount } from '../../src/metrics/histogram.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
-import type { PublishStats, SamplerContext } from '../../src/samplers/types.js';
+import type { PublishStats } from '../../src/samplers/rezolus/introspection.js';
+import type { SamplerContext } from '../../src/samplers/types.js';
 
 /** series key → value: `metric` or `metric{k=v,k2=v2}` in the metric's label order. */
 export type Values = Map<string, FrameValue>;

@@ -1,7 +1,8 @@
 import test from 'ava';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
-import type { AgentIntrospection, Reading } from '../../src/samplers/types.js';
+import type { AgentIntrospection } from '../../src/samplers/rezolus/introspection.js';
+import type { Reading } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 
 /** rezolus_self reads the agent; a fixed stand-in makes it deterministic. */

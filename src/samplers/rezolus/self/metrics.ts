@@ -1,4 +1,5 @@
 import { metric, MetricKind, Unit } from '../../../metrics/metric.js';
+import { SAMPLER_STATES } from '../introspection.js';
 
 export const cpuUsage = metric({
   name: 'rezolus_cpu_usage', kind: MetricKind.Counter, unit: Unit.Nanoseconds, labels: ['state'],
@@ -35,7 +36,7 @@ export const overruns = metric({
 export const samplerState = metric({
   name: 'rezolus_sampler_state', kind: MetricKind.Gauge, unit: Unit.Count, labels: ['sampler', 'state'],
   description:
-    'Each sampler\'s state, one series per state (active, degraded, disabled, unsupported, failed): 1 for the state it is in, ' +
+    `Each sampler's state, one series per state (${SAMPLER_STATES.join(', ')}): 1 for the state it is in, ` +
     '0 for the others. The reason of a degraded, disabled or unsupported sampler and the error of a failed one are in the ' +
     'agent\'s log and its rezolus_status KV entry.',
 });

@@ -1,5 +1,6 @@
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
-import { NO_LABELS, SAMPLER_STATES, SamplerUnsupportedError } from '../../types.js';
+import { NO_LABELS, SamplerUnsupportedError } from '../../types.js';
+import { SAMPLER_STATES } from '../introspection.js';
 import * as m from './metrics.js';
 
 const USER: Labels = { state: 'user' };
