@@ -1,28 +1,13 @@
 /**
- * Replays a past window of frames from the JetStream stream (the hindsight
- * buffer) at read speed: an ordered consumer starting at the window's start
- * time, stopped at its end or at the stream head, deleted when done.
+ * What reading a past window of the stream needs from NATS: a check that the
+ * stream still holds the window's start, and a consumer filter for a host
+ * selection (the replay and durable sources in src/sources/ use both).
  */
 import type { NatsConnection } from '@nats-io/nats-core';
-import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
-import type { Frame } from '../frame/types.js';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { RezolusError } from '../errors.js';
-import type { DescriptorCache } from './descriptors.js';
 import { isStreamNotFound } from './api-errors.js';
-import { retryOnTimeout } from './retry.js';
-import { SeqGuard } from './order.js';
-import { frameOnSubject, type SkipStats } from './subscribe.js';
-import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX, subjectHostToken } from './subjects.js';
-
-export interface ReplayWindow {
-  readonly stream: string;
-  /** `*`, names or globs */
-  readonly hosts: string;
-  /** unix ns, inclusive */
-  readonly sinceNs: bigint;
-  /** unix ns, inclusive; frames stored later end the replay */
-  readonly untilNs: bigint;
-}
+import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX } from './subjects.js';
 
 const LOOKBACK_SLACK_NS = 5_000_000_000n;
 
@@ -62,50 +47,4 @@ export function consumerFilter(hosts: string): ConsumerFilter {
   const names = new Set(hosts.split(',').map((h) => hostToken(h.trim())));
   const glob = hostSelector(hosts);
   return { filter, pick: glob ?? (subjects.length > 1 ? (token: string) => names.has(token) : undefined) };
-}
-
-/**
- * Feeds every frame of the window to `onFrame` (with the message bytes it
- * was decoded from), in stream order, waiting whenever it returns a promise
- * (a consumer that is behind); resolves with the number of messages read.
- */
-export async function replayFrames(
-  nc: NatsConnection,
-  w: ReplayWindow,
-  cache: DescriptorCache,
-  onFrame: (f: Frame, data: Uint8Array) => Promise<void> | undefined,
-  skipped: SkipStats,
-): Promise<number> {
-  const { filter, pick } = consumerFilter(w.hosts);
-  const consumer = await retryOnTimeout(() =>
-    jetstream(nc).consumers.get(w.stream, {
-      deliver_policy: DeliverPolicy.StartTime,
-      opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
-      filter_subjects: filter,
-      inactive_threshold: 10_000,
-    }),
-  );
-  let read = 0;
-  const guard = new SeqGuard();
-  try {
-    if ((await consumer.info()).num_pending === 0) return 0;
-    const it = await consumer.consume({ max_messages: 1000 });
-    try {
-      for await (const m of it) {
-        if (m.info.timestampNanos > w.untilNs) break;
-        read++;
-        if (pick === undefined || pick(subjectHostToken(m.subject))) {
-          const frame = await frameOnSubject(m.subject, m.data, cache, skipped, guard);
-          const wait = frame === undefined ? undefined : onFrame(frame, m.data);
-          if (wait !== undefined) await wait;
-        }
-        if (m.info.pending === 0) break;
-      }
-    } finally {
-      await it.close();
-    }
-  } finally {
-    await consumer.delete().catch(() => undefined);
-  }
-  return read;
 }

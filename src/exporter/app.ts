@@ -1,6 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { SkipStats } from '../bus/subscribe.js';
+import type { SkipStats } from '../sources/checks.js';
 import { VERSION } from '../version.js';
 import { processMetrics } from './process-metrics.js';
 import { renderExposition, type RenderOptions } from './render.js';

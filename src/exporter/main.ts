@@ -1,12 +1,8 @@
-import type { NatsConnection } from '@nats-io/nats-core';
-import type { KV } from '@nats-io/kv';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { connectBus, connectionState, type ConnectionState } from '../bus/connect.js';
-import { DescriptorCache } from '../bus/descriptors.js';
-import { openDescriptorBucket } from '../bus/kv.js';
-import { emptySkipStats, type SkipStats } from '../bus/subscribe.js';
-import { subscribeFrames, type LiveSubscription } from '../bus/live.js';
+import { emptySkipStats, type SkipStats } from '../sources/checks.js';
+import { BusLink } from '../sources/link.js';
+import { LiveSource } from '../sources/live.js';
 import type { ExporterConfig } from '../config/exporter.js';
 import { RezolusError } from '../errors.js';
 import { buildExporterApp } from './app.js';
@@ -17,25 +13,9 @@ export interface RunningExporter {
   readonly url: string;
   readonly skipped: SkipStats;
   readonly state: ExporterState;
-  /** resolves once frames are followed (the descriptor bucket exists) */
-  readonly following: Promise<LiveSubscription | undefined>;
+  /** resolves once frames are followed (the descriptor bucket exists); undefined when stopped before */
+  readonly following: Promise<LiveSource | undefined>;
   stop(): Promise<void>;
-}
-
-const BUCKET_RETRY_MS = 1000;
-
-/** Waits for the descriptor bucket: the exporter may start before any agent has created it. */
-async function waitForBucket(nc: NatsConnection, log: Logger, stopped: () => boolean): Promise<KV | undefined> {
-  for (let warned = false; !stopped(); ) {
-    try {
-      return await openDescriptorBucket(nc);
-    } catch (error) {
-      if (!warned) log.info({ error: String(error) }, 'descriptor bucket not there yet; waiting for an agent');
-      warned = true;
-      await new Promise((r) => setTimeout(r, BUCKET_RETRY_MS));
-    }
-  }
-  return undefined;
 }
 
 /**
@@ -45,8 +25,8 @@ async function waitForBucket(nc: NatsConnection, log: Logger, stopped: () => boo
  */
 export async function runExporter(config: ExporterConfig, log: Logger): Promise<RunningExporter> {
   const state = new ExporterState({ intervalNs: BigInt(config.intervalMs) * 1_000_000n, oversample: config.oversampleMetrics });
+  let link: BusLink | undefined;
   const skipped = emptySkipStats();
-  let conn: ConnectionState | undefined;
   const app = buildExporterApp({
     state,
     skipped,
@@ -59,7 +39,7 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
       histogramGroupingPower: config.histogramGroupingPower,
       ratePercentiles: config.oversamplePercentiles,
     },
-    natsConnected: () => conn?.connected ?? false,
+    natsConnected: () => link?.connected() ?? false,
     log: log.child({ component: 'http' }),
   });
   const { host, port: wantedPort } = config.listen;
@@ -73,22 +53,19 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
   const port = (app.server.address() as { port: number }).port;
   const shownHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host;
   log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
-  let nc: NatsConnection;
   try {
-    nc = await connectBus({ url: config.natsUrl, name: 'rezolus-exporter', log: log.child({ component: 'nats' }), security: config.nats });
+    link = await BusLink.open({ url: config.natsUrl, name: 'rezolus-exporter', security: config.nats, waitOnFirstConnect: true }, log);
   } catch (error) {
     await app.close();
     throw error;
   }
-  conn = connectionState(nc);
-  let stopped = false;
-  const following = (async (): Promise<LiveSubscription | undefined> => {
-    const kv = await waitForBucket(nc, log, () => stopped);
-    if (kv === undefined) return undefined;
-    const cache = new DescriptorCache(kv, log.child({ component: 'descriptors' }));
-    const sub = subscribeFrames(nc, config.hosts, cache, (f) => state.ingest(f, BigInt(Date.now()) * 1_000_000n), log.child({ component: 'subscribe' }), skipped);
-    log.info({ hosts: config.hosts, subjects: sub.subjects }, 'following frames');
-    return sub;
+  const bus = link;
+  const source = new LiveSource({ bus, hosts: config.hosts, waitForBucket: true, skipped }, log.child({ component: 'subscribe' }));
+  const following = (async (): Promise<LiveSource | undefined> => {
+    await source.start((f) => state.ingest(f, BigInt(Date.now()) * 1_000_000n));
+    if (!source.following) return undefined;
+    log.info({ hosts: config.hosts, subjects: source.subjects }, 'following frames');
+    return source;
   })();
   return {
     app,
@@ -97,10 +74,11 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
     state,
     following,
     async stop() {
-      stopped = true;
+      source.stop();
       await app.close();
-      await (await following)?.close();
-      await nc.drain().catch(() => nc.close());
+      await following.catch(() => undefined);
+      await source.done;
+      await bus.close();
     },
   };
 }

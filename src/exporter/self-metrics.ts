@@ -1,4 +1,4 @@
-import { totalSkipped, type SkipStats } from '../bus/subscribe.js';
+import { totalSkipped, type SkipStats } from '../sources/checks.js';
 import { metric, MetricKind, Unit, type MetricDecl } from '../metrics/metric.js';
 import type { ExtraSeries } from './render.js';
 import type { ExporterState } from './state.js';

@@ -2,43 +2,26 @@
  * `rezolus hindsight`: a service that, when triggered (SIGHUP, POST /dump,
  * or a NATS request on the control subject), writes the last `duration` of
  * the selected hosts from the JetStream stream to a Parquet file, atomically,
- * and keeps running. A trigger during a dump is queued (several queued ones
- * share the next dump), never lost. GET /status reports the window the
- * stream holds.
+ * and keeps running (dumps.ts). A trigger during a dump is queued, never
+ * lost. GET /status reports the window the stream holds (window-status.ts).
+ * The HTTP side is built in app.ts and listened on here.
  */
 import { resolve } from 'node:path';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { jetstreamManager } from '@nats-io/jetstream';
-import type { NatsConnection, Subscription } from '@nats-io/nats-core';
-import { connectBus } from '../bus/connect.js';
+import type { Subscription } from '@nats-io/nats-core';
 import { checkLookback } from '../bus/replay.js';
-import type { SkipStats } from '../bus/subscribe.js';
-import { HINDSIGHT_CONTROL_SUBJECT, METRICS_PREFIX } from '../bus/subjects.js';
+import { HINDSIGHT_CONTROL_SUBJECT } from '../bus/subjects.js';
 import type { HindsightConfig } from '../config/hindsight.js';
 import { BadRequestError, RezolusError } from '../errors.js';
-import { runRecord } from '../record/main.js';
-import { bearerMatches } from '../security/bearer.js';
 import { outputInside } from '../security/output-path.js';
+import { BusLink } from '../sources/link.js';
+import { buildHindsightApp } from './app.js';
 import { controlRequestBody } from './control-request.js';
+import { DumpQueue, type DumpResult } from './dumps.js';
+import { windowStatus } from './window-status.js';
 
-export interface DumpResult {
-  readonly output: string;
-  readonly rows: number;
-  readonly hosts: readonly string[];
-  /** frames read from the stream, and the file's size */
-  readonly frames: number;
-  readonly bytes: number;
-  /** false when the window held nothing of the hosts: no file was written */
-  readonly written: boolean;
-  /** messages of the window left out, by reason (bus/subscribe.ts) */
-  readonly skipped: SkipStats;
-  /** frames of a second agent run for a host that was live with another one, left out */
-  readonly contested: number;
-  readonly trigger: string;
-  readonly startedAt: string;
-  readonly ms: number;
-}
+export type { DumpResult } from './dumps.js';
 
 export interface RunningHindsight {
   readonly app: FastifyInstance;
@@ -48,43 +31,9 @@ export interface RunningHindsight {
   stop(): Promise<void>;
 }
 
-/** Per host: messages held and the oldest and newest frame's store time. */
-async function windowStatus(nc: NatsConnection, stream: string): Promise<Record<string, unknown>> {
-  const jsm = await jetstreamManager(nc);
-  const info = await jsm.streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
-  const hosts: Record<string, { messages: number; oldest: string | undefined; newest: string | undefined }> = {};
-  const lastBySubject = new Map<string, string>();
-  for (const [subject, count] of Object.entries(info.state.subjects ?? {})) {
-    const host = subject.split('.')[2] ?? '?';
-    const h = (hosts[host] ??= { messages: 0, oldest: undefined, newest: undefined });
-    h.messages += count;
-    lastBySubject.set(subject, host);
-  }
-  const firstSeq = info.state.first_seq;
-  for (const [subject, host] of lastBySubject) {
-    const h = hosts[host];
-    if (h === undefined) continue;
-    const last = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
-    const newest = last?.time.toISOString();
-    if (newest !== undefined && (h.newest === undefined || newest > h.newest)) h.newest = newest;
-    // STREAM.MSG.GET takes next_by_subj (the first message of a subject from a sequence); the client's type lacks it
-    const first = await jsm.streams.getMessage(stream, { seq: firstSeq, next_by_subj: subject } as unknown as { seq: number }).catch(() => null);
-    const oldest = first?.time.toISOString();
-    if (oldest !== undefined && (h.oldest === undefined || oldest < h.oldest)) h.oldest = oldest;
-  }
-  return {
-    stream,
-    max_age_s: Number(BigInt(info.config.max_age) / 1_000_000_000n),
-    oldest: info.state.first_ts,
-    newest: info.state.last_ts,
-    bytes: info.state.bytes,
-    messages: info.state.messages,
-    hosts,
-  };
-}
-
 export async function runHindsight(config: HindsightConfig, log: Logger): Promise<RunningHindsight> {
-  const nc = await connectBus({ url: config.natsUrl, name: 'rezolus-hindsight', log: log.child({ component: 'nats' }), security: config.nats });
+  const bus = await BusLink.open({ url: config.natsUrl, name: 'rezolus-hindsight', security: config.nats, waitOnFirstConnect: true }, log);
+  const nc = bus.nc;
   try {
     await checkLookback(nc, config.stream, BigInt(Date.now() - config.durationMs) * 1_000_000n, BigInt(Date.now()) * 1_000_000n);
   } catch (error) {
@@ -92,60 +41,11 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
       await nc.close();
       throw error;
     }
-    log.warn({ error: String(error) }, 'stream not there yet; dumps will fail until an agent creates it');
+    log.warn({ err: error }, 'stream not there yet; dumps will fail until an agent creates it');
   }
+  const dumps = new DumpQueue(config, bus, log);
+  const dump = (trigger: string, output = config.output): Promise<DumpResult> => dumps.dump(trigger, output);
 
-  let running: Promise<DumpResult> | undefined;
-  /** dumps waiting for the running one, by output file: triggers for the same file share one */
-  const queued = new Map<string, Promise<DumpResult>>();
-  let tail: Promise<unknown> = Promise.resolve();
-  let dumps = 0;
-  let last: DumpResult | undefined;
-
-  const once = async (trigger: string, output: string): Promise<DumpResult> => {
-    const began = Date.now();
-    const rec = await runRecord(
-      {
-        natsUrl: config.natsUrl,
-        nats: config.nats,
-        hosts: config.hosts,
-        intervalMs: config.intervalMs,
-        durationMs: undefined,
-        output,
-        replay: { stream: config.stream, sinceNs: BigInt(began - config.durationMs) * 1_000_000n, untilNs: BigInt(began) * 1_000_000n },
-      },
-      log.child({ component: 'dump' }),
-    );
-    const s = await rec.done;
-    dumps++;
-    last = { output: resolve(s.output), rows: s.rows, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: { ...s.skipped }, contested: s.rowStats?.contested ?? 0, trigger, startedAt: new Date(began).toISOString(), ms: Date.now() - began };
-    log.info(last, 'dump written');
-    return last;
-  };
-  const start = (trigger: string, output: string): Promise<DumpResult> => {
-    const p = once(trigger, output).finally(() => {
-      if (running === p) running = undefined;
-    });
-    running = p;
-    return p;
-  };
-  /** one dump at a time, in trigger order; a trigger while one for the same file waits joins it */
-  const dump = (trigger: string, output = config.output): Promise<DumpResult> => {
-    if (running === undefined && queued.size === 0) {
-      const p = start(trigger, output);
-      tail = p.catch(() => undefined);
-      return p;
-    }
-    const waiting = queued.get(output);
-    if (waiting !== undefined) return waiting;
-    const p = tail.then(() => {
-      queued.delete(output);
-      return start(trigger, output);
-    });
-    queued.set(output, p);
-    tail = p.catch(() => undefined);
-    return p;
-  };
   /** The output a request asks for (JSON {"output": "name.parquet"}), inside the configured directory. */
   const requestedOutput = (body: unknown): string => {
     if (body === undefined || body === null || body === '') return config.output;
@@ -174,32 +74,15 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     },
   });
 
-  const app: FastifyInstance = Fastify({ loggerInstance: log.child({ component: 'http' }) as FastifyBaseLogger });
-  if (config.token !== undefined) {
-    const token = config.token;
-    app.addHook('onRequest', async (req, reply) => {
-      if (!bearerMatches(req.headers.authorization, token)) {
-        return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'Authorization: Bearer <token> required' });
-      }
-      return undefined;
-    });
-  }
-  app.post('/dump', async (req, reply) => {
-    let output: string;
-    try {
-      output = requestedOutput(req.body);
-    } catch (error) {
-      return reply.code(400).send({ error: error instanceof Error ? error.message : String(error) });
-    }
-    try {
-      return reply.send(await dump('http', output));
-    } catch (error) {
-      return reply.code(500).send({ error: String(error) });
-    }
-  });
-  app.get('/status', async (_req, reply) => {
-    const window = await windowStatus(nc, config.stream).catch((e: unknown) => ({ error: String(e) }));
-    return reply.send({ window, dumping: running !== undefined, queued: queued.size > 0, dumps, last, output: resolve(config.output), duration_s: config.durationMs / 1000 });
+  const app = buildHindsightApp({
+    token: config.token,
+    requestedOutput,
+    dump,
+    status: async () => {
+      const window = await windowStatus(nc, config.stream).catch((e: unknown) => ({ error: String(e) }));
+      return { window, ...dumps.state(), output: resolve(config.output), duration_s: config.durationMs / 1000 };
+    },
+    log: log.child({ component: 'http' }),
   });
   try {
     await app.listen({ host: config.listen.host, port: config.listen.port });
@@ -218,8 +101,8 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     async stop() {
       await app.close();
       control.unsubscribe();
-      await tail;
-      await nc.drain().catch(() => nc.close());
+      await dumps.idle();
+      await bus.close();
     },
   };
 }

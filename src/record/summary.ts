@@ -3,7 +3,7 @@
  * figures, and the messages it left out by reason (the names the exporter's
  * rezolus_exporter_frames_skipped_total{reason} uses).
  */
-import { totalSkipped, type SkipStats } from '../bus/subscribe.js';
+import { totalSkipped, type SkipStats } from '../sources/checks.js';
 import { formatBytes } from '../config/units.js';
 import type { RecordSummary } from './main.js';
 

@@ -43,9 +43,9 @@ import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { KV } from '@nats-io/kv';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
-import { FrameIntake } from '../../src/bus/live.js';
-import { emptySkipStats, type SkipStats } from '../../src/bus/subscribe.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
+import { FrameIntake } from '../../src/sources/intake.js';
+import { emptySkipStats, type SkipStats } from '../../src/sources/checks.js';
 import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
 import { renderExposition, type ExtraSeries, type RenderOptions, type RenderResult } from '../../src/exporter/render.js';
@@ -475,10 +475,15 @@ const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(r));
  */
 function asyncConsumer(state: ExporterState, cache: DescriptorCache, skipped: SkipStats): Consumer {
   const intake = new FrameIntake(cache, skipped, (frame) => state.ingest(frame), silentLogger());
+  // A take that settles later has its failure caught, as in subscribeFrames' callback; here it fails the bench.
+  const takeFailed = (error: unknown): void => {
+    say(`frame handling failed: ${String(error)}`);
+    process.exitCode = 1;
+  };
   return async ({ frames, subjects }) => {
     for (let i = 0; i < frames.length; i += BATCH) {
       const end = Math.min(frames.length, i + BATCH);
-      for (let j = i; j < end; j++) intake.take(subjects[j] as string, frames[j] as Uint8Array);
+      for (let j = i; j < end; j++) intake.take(subjects[j] as string, frames[j] as Uint8Array)?.catch(takeFailed);
       await yieldToLoop();
     }
   };

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { openDescriptorBucket } from '../../src/bus/kv.js';
 import { retryOnTimeout } from '../../src/bus/retry.js';
 import { loadAgentConfig } from '../../src/config/agent.js';

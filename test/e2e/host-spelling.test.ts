@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { agentInboxPrefix, descriptorKey, hostToken, metricsSubject } from '../../src/bus/subjects.js';
-import { emptySkipStats, totalSkipped } from '../../src/bus/subscribe.js';
+import { emptySkipStats, totalSkipped } from '../../src/sources/checks.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';

@@ -23,7 +23,7 @@ import { runInNewContext } from 'node:vm';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { ensureStream } from '../../src/bus/stream.js';
 import { metricsSubject } from '../../src/bus/subjects.js';
-import { totalSkipped, type SkipStats } from '../../src/bus/subscribe.js';
+import { totalSkipped, type SkipStats } from '../../src/sources/checks.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';

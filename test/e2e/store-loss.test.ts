@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { descriptorBucket, openDescriptorBucket } from '../../src/bus/kv.js';
 import { DESCRIPTOR_BUCKET } from '../../src/bus/subjects.js';
 import { loadAgentConfig } from '../../src/config/agent.js';

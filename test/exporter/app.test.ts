@@ -1,5 +1,5 @@
 import test from 'ava';
-import { emptySkipStats } from '../../src/bus/subscribe.js';
+import { emptySkipStats } from '../../src/sources/checks.js';
 import { buildExporterApp } from '../../src/exporter/app.js';
 import { ExporterState } from '../../src/exporter/state.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -7,10 +7,10 @@
  */
 import test from 'ava';
 import type { KV } from '@nats-io/kv';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
-import { SeqGuard } from '../../src/bus/order.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
+import { SeqGuard } from '../../src/sources/order.js';
 import { metricsSubject } from '../../src/bus/subjects.js';
-import { emptySkipStats, frameOnSubject, type SkipStats } from '../../src/bus/subscribe.js';
+import { emptySkipStats, frameOnSubject, type SkipStats } from '../../src/sources/checks.js';
 import { decodeFrame, encodeFrame, FrameDecodeError, resolveFrame } from '../../src/frame/codec.js';
 import { msgpackProblem } from '../../src/frame/msgpack-check.js';
 import { silentLogger } from '../../src/log/logger.js';

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { emptySkipStats } from '../../src/bus/subscribe.js';
+import { emptySkipStats } from '../../src/sources/checks.js';
 import type { RecordSummary } from '../../src/record/main.js';
 import { skippedText, summaryLine } from '../../src/record/summary.js';
 

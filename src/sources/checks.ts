@@ -1,8 +1,19 @@
+/**
+ * The checks every message of a frame subject goes through before a consumer
+ * sees it, and the count of what they left out.
+ */
 import { decodeFrame, FrameDecodeError, resolveFrame } from '../frame/codec.js';
 import type { Descriptor, Frame, RawFrame } from '../frame/types.js';
-import type { DescriptorCache } from './descriptors.js';
 import type { SeqGuard } from './order.js';
-import { subjectMatches } from './subjects.js';
+import { subjectMatches } from '../bus/subjects.js';
+
+/** Where the descriptors of frames are found: the bucket's cache (descriptors.ts) or an agent's snapshot (poll.ts). */
+export interface DescriptorLookup {
+  /** the descriptor of a hash already at hand, without I/O */
+  peek(hash: string): Descriptor | undefined;
+  /** the descriptor of a frame of `host`, or undefined when there is none or it is unusable */
+  resolve(hash: string, host: string): Promise<Descriptor | undefined>;
+}
 
 /** Why frames were left out; a consumer never crashes on a bad frame. */
 export interface SkipStats {
@@ -39,7 +50,7 @@ export function resolveWith(raw: RawFrame, descriptor: Descriptor, skipped: Skip
 }
 
 /** A decoded frame with its descriptor looked up (counted unknown_descriptor when there is none) and resolved. */
-export async function resolveRaw(raw: RawFrame, cache: DescriptorCache, skipped: SkipStats): Promise<Frame | undefined> {
+export async function resolveRaw(raw: RawFrame, cache: DescriptorLookup, skipped: SkipStats): Promise<Frame | undefined> {
   const descriptor = await cache.resolve(raw.descriptor, raw.host);
   if (descriptor === undefined) {
     skipped.unknownDescriptor++;
@@ -78,7 +89,7 @@ export function decodeOnSubject(subject: string, data: Uint8Array, skipped: Skip
 export async function frameOnSubject(
   subject: string,
   data: Uint8Array,
-  cache: DescriptorCache,
+  cache: DescriptorLookup,
   skipped: SkipStats,
   guard?: SeqGuard,
 ): Promise<Frame | undefined> {

@@ -1,10 +1,10 @@
 import test from 'ava';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connectBus } from '../../src/bus/connect.js';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
-import { subscribeFrames } from '../../src/bus/live.js';
-import { emptySkipStats } from '../../src/bus/subscribe.js';
+import { FrameIntake } from '../../src/sources/intake.js';
+import { emptySkipStats } from '../../src/sources/checks.js';
 import { encodeFrame } from '../../src/frame/codec.js';
 import { hashDescriptorJson } from '../../src/frame/descriptor.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -37,7 +37,8 @@ test('live frames are used in arrival order: one waiting for its descriptor is n
     t.not(await cache.resolve(h1, 'h'), undefined, 'D1 is cached from earlier frames; D2 is not');
     const used: number[] = [];
     const skipped = emptySkipStats();
-    const sub = subscribeFrames(nc, 'h', cache, (f) => used.push(f.seq), log, skipped);
+    const intake = new FrameIntake(cache, skipped, (f) => void used.push(f.seq), log);
+    const sub = nc.subscribe('rezolus.metrics.h.>', { callback: (_e, m) => void intake.take(m.subject, m.data) });
     const frame = (seq: number, hash: string, n: number): Uint8Array =>
       encodeFrame({ host: 'h', sampler: 'cgroup_cpu', instance: 7, seq, beginNs: BigInt(seq), endNs: BigInt(seq) + 1n, descriptor: hash }, new Array<number>(n).fill(seq));
     // back to back, as after an outage: 11 needs a bucket read, 12 and 13 do not
@@ -46,7 +47,7 @@ test('live frames are used in arrival order: one waiting for its descriptor is n
     for (let i = 0; i < 50 && used.length < 4; i++) await new Promise((r) => setTimeout(r, 20));
     t.deepEqual(used, [10, 11, 12, 13]);
     t.deepEqual(skipped, emptySkipStats());
-    await sub.close();
+    sub.unsubscribe();
   } finally {
     await nc.close();
     await server.dispose();

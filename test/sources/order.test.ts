@@ -1,5 +1,5 @@
 import test from 'ava';
-import { SeqGuard } from '../../src/bus/order.js';
+import { SeqGuard } from '../../src/sources/order.js';
 
 const f = (instance: number, seq: number, host = 'h', sampler = 's') => ({ host, sampler, instance, seq });
 

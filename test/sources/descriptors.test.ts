@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { KV } from '@nats-io/kv';
-import { DescriptorCache } from '../../src/bus/descriptors.js';
+import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { descriptorKey } from '../../src/bus/subjects.js';
 import { hashDescriptorJson } from '../../src/frame/descriptor.js';
 import { silentLogger } from '../../src/log/logger.js';

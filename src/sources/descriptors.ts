@@ -2,7 +2,8 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { hashDescriptorJson, parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
-import { descriptorKey } from './subjects.js';
+import { descriptorKey } from '../bus/subjects.js';
+import type { DescriptorLookup } from './checks.js';
 
 const HASH = /^[0-9a-f]{16}$/;
 /** a host token as subjects carry it (hostToken) */
@@ -21,7 +22,7 @@ const MAX_KNOWN_BYTES = 256 * 1024 * 1024;
  * are immutable, so a hit never expires; a miss is remembered for a while so
  * a stream of frames with an unknown hash does not hammer the bucket.
  */
-export class DescriptorCache {
+export class DescriptorCache implements DescriptorLookup {
   private readonly known = new Map<string, { readonly d: Descriptor; readonly bytes: number }>();
   private knownBytes = 0;
   private readonly missing = new Map<string, number>();

@@ -1,0 +1,128 @@
+/**
+ * A poll source: an agent's snapshot endpoint (`/metrics/binary`, see
+ * src/agent/snapshot.ts) instead of the bus, the seeds' form
+ * `rezolus record http://localhost:4241 out.parquet`. Each poll carries the
+ * agent's recent frames and their descriptors; the frames not seen before
+ * go through the same checks as the bus's (a FrameIntake whose descriptors
+ * come from the snapshot).
+ */
+import { unpack } from 'msgpackr';
+import type { Logger } from 'pino';
+import { METRICS_PREFIX } from '../bus/subjects.js';
+import { decodeFrame } from '../frame/codec.js';
+import { parseDescriptor } from '../frame/descriptor.js';
+import type { Descriptor } from '../frame/types.js';
+import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
+import { FrameIntake } from './intake.js';
+import type { FrameHandler, FrameSource } from './source.js';
+
+/** The snapshot URL of an agent address: `http://h:4241` and `http://h:4241/` poll `/metrics/binary`. */
+export function snapshotUrl(url: string): string {
+  const u = new URL(url);
+  if (u.pathname === '/' || u.pathname === '') u.pathname = '/metrics/binary';
+  return u.toString();
+}
+
+/** The descriptors the snapshots carried (they hold every descriptor their frames use). */
+class SnapshotDescriptors implements DescriptorLookup {
+  readonly #known = new Map<string, Descriptor>();
+
+  add(hash: string, json: string): void {
+    if (!this.#known.has(hash)) this.#known.set(hash, parseDescriptor(json));
+  }
+
+  peek(hash: string): Descriptor | undefined {
+    return this.#known.get(hash);
+  }
+
+  resolve(hash: string): Promise<Descriptor | undefined> {
+    return Promise.resolve(this.#known.get(hash));
+  }
+}
+
+export interface PollOptions {
+  /** the agent's address (`http://host:4241`) or its snapshot URL */
+  readonly url: string;
+  readonly intervalMs: number;
+  /** the agent's [http] token, when it serves off loopback; default env REZOLUS_HTTP_TOKEN */
+  readonly token?: string | undefined;
+}
+
+export class PollSource implements FrameSource {
+  readonly kind = 'poll';
+  readonly skipped: SkipStats = emptySkipStats();
+  readonly done: Promise<void>;
+  readonly target: string;
+  readonly #descriptors = new SnapshotDescriptors();
+  /** the last seq used per agent run and sampler: a poll repeats what the previous one carried */
+  readonly #seen = new Map<string, number>();
+  #stopped = false;
+  #wake: (() => void) | undefined;
+  #failures = 0;
+  #lastError: string | undefined;
+  #began!: (run: Promise<void>) => void;
+
+  constructor(
+    private readonly options: PollOptions,
+    private readonly log: Logger,
+  ) {
+    this.target = snapshotUrl(options.url);
+    this.done = new Promise<Promise<void>>((resolve) => (this.#began = resolve)).then((run) => run);
+  }
+
+  /** Why the last poll failed, when it did. */
+  lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  start(onFrame: FrameHandler): Promise<void> {
+    this.#began(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
+    return Promise.resolve();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#wake?.();
+    this.#began(Promise.resolve());
+  }
+
+  async #pollOnce(intake: FrameIntake): Promise<void> {
+    const token = this.options.token ?? process.env.REZOLUS_HTTP_TOKEN;
+    const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
+    const res = await fetch(this.target, { signal: AbortSignal.timeout(Math.max(2000, 2 * this.options.intervalMs)), headers });
+    if (res.status === 401) throw new Error(`${this.target} answered 401: set REZOLUS_HTTP_TOKEN to the agent's [http] token`);
+    if (!res.ok) throw new Error(`${this.target} answered ${res.status}`);
+    const snap = unpack(new Uint8Array(await res.arrayBuffer())) as { frames?: Uint8Array[]; descriptors?: Record<string, string> };
+    for (const [hash, json] of Object.entries(snap.descriptors ?? {})) this.#descriptors.add(hash, json);
+    for (const bytes of snap.frames ?? []) {
+      const raw = decodeFrame(bytes);
+      const key = `${raw.host}/${raw.sampler}/${raw.instance}`;
+      if ((this.#seen.get(key) ?? 0) >= raw.seq) continue;
+      this.#seen.set(key, raw.seq);
+      const wait = intake.take(`${METRICS_PREFIX}.${raw.host}.${raw.sampler}`, bytes);
+      if (wait !== undefined) await wait;
+    }
+  }
+
+  async #run(intake: FrameIntake): Promise<void> {
+    while (!this.#stopped) {
+      await this.#pollOnce(intake).then(
+        () => {
+          this.#failures = 0;
+          this.#lastError = undefined;
+        },
+        (error: unknown) => {
+          this.#lastError = error instanceof Error ? error.message : String(error);
+          if (this.#failures++ === 0) this.log.warn({ url: this.target, err: error }, 'polling the agent failed; retrying every interval');
+        },
+      );
+      if (this.#stopped) break;
+      // the next whole interval of the wall clock
+      const wait = this.options.intervalMs - (Date.now() % this.options.intervalMs);
+      await new Promise<void>((r) => {
+        this.#wake = r;
+        setTimeout(r, wait);
+      });
+    }
+  }
+}

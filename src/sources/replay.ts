@@ -1,0 +1,103 @@
+/**
+ * A replay source: a past window of frames from the JetStream stream (the
+ * hindsight buffer), read at the pace of the handler: an ordered consumer
+ * from the window's start time, ended at its end or at the stream head, and
+ * deleted when done. Messages go one at a time through the same FrameIntake
+ * as live ones, so the handler sees stream order.
+ */
+import { DeliverPolicy, jetstream, type ConsumerMessages } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { checkLookback, consumerFilter } from '../bus/replay.js';
+import { retryOnTimeout } from '../bus/retry.js';
+import { subjectHostToken } from '../bus/subjects.js';
+import { emptySkipStats, type SkipStats } from './checks.js';
+import { FrameIntake } from './intake.js';
+import { linkFor, type BusLink, type BusRef } from './link.js';
+import type { FrameHandler, FrameSource } from './source.js';
+
+export interface ReplayOptions {
+  readonly bus: BusRef;
+  readonly stream: string;
+  /** `*`, names or globs */
+  readonly hosts: string;
+  /** unix ns, inclusive */
+  readonly sinceNs: bigint;
+  /** unix ns, inclusive; frames stored later end the replay */
+  readonly untilNs: bigint;
+}
+
+export class ReplaySource implements FrameSource {
+  readonly kind = 'replay';
+  readonly skipped: SkipStats = emptySkipStats();
+  readonly done: Promise<void>;
+  /** messages of the window read so far (the selected hosts' and, with a fleet filter, the others') */
+  read = 0;
+  #stopped = false;
+  #messages: ConsumerMessages | undefined;
+  #began!: (run: Promise<void>) => void;
+
+  constructor(
+    private readonly options: ReplayOptions,
+    private readonly log: Logger,
+  ) {
+    // settles with the run start() begins; a source stopped before it started is done at once
+    this.done = new Promise<Promise<void>>((resolve) => (this.#began = resolve)).then((run) => run);
+  }
+
+  /** Refuses a window older than what the stream keeps (LOOKBACK), then reads it in the background. */
+  async start(onFrame: FrameHandler): Promise<void> {
+    const { link, owned } = await linkFor(this.options.bus, this.log);
+    let intake: FrameIntake;
+    try {
+      await checkLookback(link.nc, this.options.stream, this.options.sinceNs, BigInt(Date.now()) * 1_000_000n);
+      const cache = await link.descriptors(undefined);
+      intake = new FrameIntake(cache as NonNullable<typeof cache>, this.skipped, onFrame, this.log);
+    } catch (error) {
+      if (owned) await link.close();
+      this.#began(Promise.resolve());
+      throw error;
+    }
+    this.#began(this.#run(link, intake).finally(async () => {
+      if (owned) await link.close();
+    }));
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    void this.#messages?.close();
+    this.#began(Promise.resolve());
+  }
+
+  async #run(link: BusLink, intake: FrameIntake): Promise<void> {
+    const w = this.options;
+    const { filter, pick } = consumerFilter(w.hosts);
+    const consumer = await retryOnTimeout(() =>
+      jetstream(link.nc).consumers.get(w.stream, {
+        deliver_policy: DeliverPolicy.StartTime,
+        opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
+        filter_subjects: filter,
+        inactive_threshold: 10_000,
+      }),
+    );
+    try {
+      if (this.#stopped || (await consumer.info()).num_pending === 0) return;
+      const messages = await consumer.consume({ max_messages: 1000 });
+      this.#messages = messages;
+      try {
+        for await (const m of messages) {
+          if (this.#stopped || m.info.timestampNanos > w.untilNs) break;
+          this.read++;
+          if (pick === undefined || pick(subjectHostToken(m.subject))) {
+            const wait = intake.take(m.subject, m.data);
+            if (wait !== undefined) await wait;
+          }
+          if (m.info.pending === 0) break;
+        }
+      } finally {
+        await messages.close();
+      }
+    } finally {
+      await consumer.delete().catch(() => undefined);
+    }
+  }
+}

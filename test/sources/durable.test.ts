@@ -1,0 +1,186 @@
+/**
+ * The durable source driven without NATS: a port that plays scripted
+ * batches and a ledger in memory. What it checks is what a kill or a lost
+ * message would otherwise cost: a batch is acked only when received whole
+ * and committed, and nothing is kept twice or skipped.
+ */
+import test from 'ava';
+import type { StreamIdentity } from '../../src/bus/durable.js';
+import type { Descriptor } from '../../src/frame/types.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { DescriptorLookup } from '../../src/sources/checks.js';
+import { DurableSource, type DurableBatch, type DurableLedger, type DurableMessage, type DurablePort, type OpenedConsumer } from '../../src/sources/durable.js';
+import { DESCRIPTOR, frameOf } from './frames.js';
+
+const HOST = 'h1';
+
+const lookup: DescriptorLookup = {
+  peek: (hash) => (hash === DESCRIPTOR.hash ? DESCRIPTOR.descriptor : undefined),
+  resolve: (hash): Promise<Descriptor | undefined> => Promise.resolve(hash === DESCRIPTOR.hash ? DESCRIPTOR.descriptor : undefined),
+};
+
+/** One delivery the port plays: a stream seq with the delivery seq the consumer gives it; `drop` breaks the connection after it. */
+interface Delivery {
+  readonly seq: number;
+  readonly delivery: number;
+  readonly drop?: boolean;
+}
+
+class ScriptedPort implements DurablePort {
+  /** per consumer opened: its batches */
+  readonly opened: { afterSeq: number; ignoreAckFloor: boolean; resuming: boolean }[] = [];
+  readonly acked: number[] = [];
+  #drops = 0;
+  readonly #listeners: (() => void)[] = [];
+
+  /** `script(after)`: the batches a consumer opened after stream seq `after` delivers */
+  constructor(private readonly script: (consumer: number, after: number) => Delivery[][]) {}
+
+  descriptors(): Promise<DescriptorLookup> {
+    return Promise.resolve(lookup);
+  }
+
+  open(o: { resuming: boolean; ignoreAckFloor: boolean; afterSeq: (s: StreamIdentity) => number }): Promise<OpenedConsumer> {
+    const after = o.afterSeq({ created: 'one stream', lastSeq: 1000 });
+    this.opened.push({ afterSeq: after, ignoreAckFloor: o.ignoreAckFloor, resuming: o.resuming });
+    const batches = this.script(this.opened.length, after);
+    const port = this;
+    return Promise.resolve({
+      fromSeq: after > 0 ? after + 1 : undefined,
+      lostBefore: undefined,
+      fetch(): Promise<DurableBatch> {
+        const deliveries = batches.shift() ?? [];
+        let stopped = false;
+        return Promise.resolve({
+          stop: () => void (stopped = true),
+          async *[Symbol.asyncIterator](): AsyncGenerator<DurableMessage> {
+            for (const d of deliveries) {
+              if (stopped) return;
+              const f = frameOf(HOST, d.seq);
+              yield { subject: f.subject, data: f.data, deliverySequence: d.delivery, streamSequence: d.seq, timestampNanos: d.seq * 1000, pending: 0, ack: () => void port.acked.push(d.seq) };
+              if (d.drop === true) port.drop();
+            }
+          },
+        });
+      },
+      // what the script still holds: a source past its window's end stops only once this is 0
+      pending: () => Promise.resolve(batches.flat().length),
+    });
+  }
+
+  drop(): void {
+    this.#drops++;
+    for (const l of this.#listeners) l();
+  }
+
+  drops(): number {
+    return this.#drops;
+  }
+
+  onDrop(listener: () => void): void {
+    this.#listeners.push(listener);
+  }
+
+  untilConnected(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  remove(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+class MemoryLedger implements DurableLedger {
+  readonly kept: number[] = [];
+  /** the kept count at each commit */
+  readonly commits: number[] = [];
+  base = 0;
+
+  constructor(private readonly held: number[] = []) {
+    this.kept.push(...held);
+  }
+
+  get maxSeq(): number {
+    return this.kept.reduce((m, s) => Math.max(m, s), 0);
+  }
+
+  afterSeq(): number {
+    return this.maxSeq;
+  }
+
+  async replayHeld(each: (subject: string, data: Uint8Array) => Promise<void>): Promise<{ lostHeld: boolean; finished: boolean }> {
+    for (const seq of this.held) {
+      const f = frameOf(HOST, seq);
+      await each(f.subject, f.data);
+    }
+    return { lostHeld: false, finished: false };
+  }
+
+  keep(m: { seq: number }): void {
+    this.kept.push(m.seq);
+  }
+
+  commit(): void {
+    this.commits.push(this.kept.length);
+  }
+}
+
+/** Runs a source to the end of its window (stream seq 10, store time 10 000 ns) and returns the seqs handed on. */
+async function run(port: ScriptedPort, ledger: MemoryLedger, resuming = false): Promise<number[]> {
+  const source = new DurableSource({ port, ledger, pick: undefined, startNs: 0n, endNs: 10_000n, resuming, stream: 'S' }, silentLogger());
+  const used: number[] = [];
+  await source.start((f) => void used.push(f.seq));
+  await source.done;
+  return used;
+}
+
+const deliveries = (seqs: number[], firstDelivery = 1): Delivery[] => seqs.map((seq, i) => ({ seq, delivery: firstDelivery + i }));
+/** the message past the window's end that ends the source */
+const END = (delivery: number): Delivery => ({ seq: 11, delivery });
+
+test('a batch received whole is committed, then acked once at its last message', async (t) => {
+  const port = new ScriptedPort(() => [deliveries([1, 2, 3]), [...deliveries([4, 5], 4), END(6)]]);
+  const ledger = new MemoryLedger();
+  const used = await run(port, ledger);
+  t.deepEqual(used, [1, 2, 3, 4, 5]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5]);
+  t.deepEqual(port.acked, [3, 5], 'each batch acked once, at its last message in the window');
+  t.deepEqual(ledger.commits, [3, 5], 'a commit before every ack');
+  t.is(port.opened.length, 1);
+});
+
+test('a gap in the delivery sequence: nothing of that batch is acked, and the consumer is recreated just after the ledger', async (t) => {
+  // delivery 3 (stream seq 3) was lost on the way: 4 arrives as delivery 4
+  const port = new ScriptedPort((consumer, after) =>
+    consumer === 1 ? [[{ seq: 1, delivery: 1 }, { seq: 2, delivery: 2 }, { seq: 4, delivery: 4 }]] : [[...deliveries([3, 4, 5, 6].filter((s) => s > after)), END(5)]],
+  );
+  const ledger = new MemoryLedger();
+  const used = await run(port, ledger);
+  t.deepEqual(used, [1, 2, 3, 4, 5, 6], 'every frame once, in order');
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6]);
+  t.deepEqual(port.opened.map((o) => o.afterSeq), [0, 2], 'recreated after the last seq kept');
+  t.false(port.acked.includes(2), 'the broken batch was not acked (an ack-all at 2 is harmless, but at 4 would have acked the lost 3)');
+  t.deepEqual(ledger.commits[0], 2, 'what was kept is still committed');
+});
+
+test('a connection drop during a batch: not acked, consumer recreated, redeliveries of kept seqs skipped', async (t) => {
+  const port = new ScriptedPort((consumer) =>
+    // the second consumer starts over at seq 1 (as if its ack floor were behind): 1 and 2 are redeliveries
+    consumer === 1 ? [[{ seq: 1, delivery: 1 }, { seq: 2, delivery: 2, drop: true }, { seq: 3, delivery: 3 }]] : [[...deliveries([1, 2, 3, 4]), END(5)]],
+  );
+  const ledger = new MemoryLedger();
+  const used = await run(port, ledger);
+  t.deepEqual(used, [1, 2, 3, 4]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4], 'nothing kept twice');
+  t.is(port.opened.length, 2);
+  t.false(port.acked.includes(2) || port.acked.includes(3), 'the batch broken by the drop was not acked');
+});
+
+test('a restart feeds what the ledger holds first, through the same order guard, then reads after it', async (t) => {
+  const port = new ScriptedPort((_c, after) => [[...deliveries([1, 2, 3, 4, 5].filter((s) => s > after)), END(3)]]);
+  const ledger = new MemoryLedger([1, 2, 3]);
+  const used = await run(port, ledger, true);
+  t.deepEqual(used, [1, 2, 3, 4, 5], 'held frames, then the new ones');
+  t.deepEqual(port.opened, [{ afterSeq: 3, ignoreAckFloor: false, resuming: true }]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5]);
+});
