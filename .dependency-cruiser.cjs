@@ -1,4 +1,4 @@
-// Import boundaries over src/ (README, "Boundaries"): a stage imports only the
+// Import boundaries over src/ (README, under Layout): a stage imports only the
 // stages before it. Checked by test/boundaries.test.ts in `npm test`, and by
 // `npm run boundaries` alone. Paths are relative to the directory it runs in.
 //
