@@ -57,7 +57,27 @@ function where(file: string, section: string, key: string): string {
 
 /** Checks one value against its spec; throws ConfigError quoting file, key and value. */
 export function validateValue(spec: KeySpec, raw: unknown, file: string, section: string, key: string): ConfigValue {
-  const at = where(file, section, key);
+  return checkValue(spec, raw, where(file, section, key));
+}
+
+/**
+ * Checks a command-line flag (or environment variable) against the spec of
+ * the key it overrides; the message names the flag (`--interval must be ...`).
+ * A duration flag says its minimum up front: a flag has no comment above it.
+ */
+export function validateFlag(spec: KeySpec, raw: string, flag: string): ConfigValue {
+  if (spec.type === 'duration') {
+    const ms = parseDuration(raw);
+    if (ms === undefined || ms < spec.minMs) {
+      throw new ConfigError(`${flag} must be a duration of at least ${spec.minMs}ms such as "100ms" or "1s", got ${JSON.stringify(raw)}`);
+    }
+    return ms;
+  }
+  return checkValue(spec, raw, flag);
+}
+
+/** validateValue and validateFlag: `at` names the key or the flag. */
+function checkValue(spec: KeySpec, raw: unknown, at: string): ConfigValue {
   const shown = JSON.stringify(raw);
   switch (spec.type) {
     case 'string':
