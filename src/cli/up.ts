@@ -1,0 +1,78 @@
+import { existsSync } from 'node:fs';
+import type { LevelWithSilent } from 'pino';
+import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
+import { EXPORTER_SPEC, loadExporterConfig } from '../config/exporter.js';
+import { HINDSIGHT_SPEC, loadHindsightConfig } from '../config/hindsight.js';
+import { loadUpConfig } from '../config/up.js';
+import { ConfigError } from '../errors.js';
+import { createLogger } from '../log/logger.js';
+import { SAMPLER_NAMES } from '../samplers/registry.js';
+import { VERSION } from '../version.js';
+import { CONFIG_DIR, configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag } from './flags.js';
+import type { CliContext, CliMode } from './mode.js';
+import { dumpOnHangup, untilSignal } from './signals.js';
+
+/** --interval goes to the agent's samplers and the exporter's window; it is checked against the agent's key */
+const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
+const LISTEN = keySpec(EXPORTER_SPEC.general, 'listen');
+const HOSTS = keySpec(EXPORTER_SPEC.general, 'hosts');
+const HINDSIGHT_LISTEN = keySpec(HINDSIGHT_SPEC.http, 'listen');
+
+/** A config file of up.toml's that exists, else the built-in defaults. */
+const existing = (path: string | undefined): string | undefined => (path !== undefined && existsSync(path) ? path : undefined);
+
+/**
+ * `rezolus up`: a private nats-server (unless given a URL), an agent, an
+ * exporter and a hindsight service in one process, until a signal.
+ */
+async function upMode({ flags }: CliContext): Promise<void> {
+  const upFile = configPath('up', flags);
+  const up = loadUpConfig(upFile, upFile === undefined ? CONFIG_DIR : undefined);
+  const intervalMs = durationFlag(INTERVAL, flags.interval, '--interval');
+  const logLevel = levelFlag(flags['log-level']) ?? up.logLevel;
+  const agent = loadAgentConfig(existing(up.agentConfig), SAMPLER_NAMES, { host: flags.host, intervalMs, logLevel });
+  const listen = listenFlag(LISTEN, flags.listen, '--listen');
+  const hosts = hostsFlag(HOSTS, flags.hosts, '--hosts');
+  const exporter = loadExporterConfig(existing(up.exporterConfig), { listen, hosts: hosts ?? agent.host, intervalMs, logLevel });
+  const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
+    listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
+  });
+  let forcePort: number | undefined;
+  if (flags['nats-port'] !== undefined) {
+    forcePort = Number(flags['nats-port']);
+    if (!Number.isInteger(forcePort) || forcePort < 0 || forcePort > 65535) {
+      throw new ConfigError(`--nats-port must be a port number (0 = any free port), got "${flags['nats-port']}"`);
+    }
+  }
+  const log = createLogger(logLevel as LevelWithSilent);
+  const { runUp } = await import('../up/main.js');
+  const running = await runUp(
+    {
+      natsUrl: natsFlag(flags) ?? (up.natsUrl === '' ? undefined : up.natsUrl),
+      forcePrivatePort: forcePort,
+      privatePort: up.natsPort,
+      natsServer: up.natsServer,
+      dataDir: flags['data-dir'] ?? up.dataDir,
+      agent,
+      exporter,
+      hindsight,
+    },
+    log,
+  );
+  const lines = [
+    `rezolus-nats ${VERSION} is up`,
+    `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
+    `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
+    `  exporter  ${running.exporter.url}`,
+    `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
+    '  Ctrl-C stops everything started here.',
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  dumpOnHangup(() => running.hindsight.dump('sighup'), log);
+  untilSignal(() => running.stop(), log);
+}
+
+export const UP: CliMode = {
+  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen'],
+  run: upMode,
+};
