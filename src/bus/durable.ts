@@ -20,13 +20,13 @@
  * A stream of the same name may be a new one (the server lost its store and
  * the agent created it again; its sequences start over): the caller is given
  * the stream's creation time and last sequence and says, in that stream's
- * sequences, what it holds. A missing stream is NO_STREAM; the caller may
- * wait for it.
+ * sequences, what it holds. A missing stream is a StreamMissingError; the
+ * caller may wait for it.
  */
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, jetstream, jetstreamManager, ReplayPolicy, type Consumer, type ConsumerInfo, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { nanos } from '@nats-io/nats-core';
-import { RezolusError } from '../errors.js';
+import { NatsUnavailableError, RezolusError, StreamMissingError } from '../errors.js';
 
 /** What tells one stream from another of the same name: its creation time (stream info `created`) and its last sequence. */
 export interface StreamIdentity {
@@ -76,7 +76,7 @@ async function consumerInfo(jsm: JetStreamManager, stream: string, name: string)
   } catch (error) {
     if (isCode(error, JetStreamApiCodes.ConsumerNotFound)) return undefined;
     if (isCode(error, JetStreamApiCodes.StreamNotFound)) {
-      throw new RezolusError('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+      throw new StreamMissingError(stream, { cause: error });
     }
     throw error;
   }
@@ -87,10 +87,10 @@ export async function openDurable(nc: NatsConnection, o: DurableOptions): Promis
   const jsm = await jetstreamManager(nc);
   const stream = await jsm.streams.info(o.stream).catch((error: unknown) => {
     if (isCode(error, JetStreamApiCodes.StreamNotFound)) {
-      throw new RezolusError('NO_STREAM', `stream ${o.stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+      throw new StreamMissingError(o.stream, { cause: error });
     }
     // a timeout or a dropped connection: the caller may try again
-    throw new RezolusError('NATS_UNAVAILABLE', `cannot read stream ${o.stream}: ${String(error)}`, { cause: error });
+    throw new NatsUnavailableError(`cannot read stream ${o.stream}: ${String(error)}`, { cause: error });
   });
   const existing = await consumerInfo(jsm, o.stream, o.name);
   if (existing !== undefined) {

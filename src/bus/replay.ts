@@ -5,7 +5,7 @@
  */
 import type { NatsConnection } from '@nats-io/nats-core';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { RezolusError } from '../errors.js';
+import { LookbackError, NatsUnavailableError, StreamMissingError } from '../errors.js';
 import { isStreamNotFound } from './api-errors.js';
 import { hostFilterSubjects, hostSelector, hostToken, METRICS_PREFIX } from './subjects.js';
 
@@ -17,19 +17,16 @@ export async function checkLookback(nc: NatsConnection, stream: string, sinceNs:
     .then((jsm) => jsm.streams.info(stream))
     .catch((error: unknown) => {
       if (isStreamNotFound(error)) {
-        throw new RezolusError('NO_STREAM', `stream ${stream} not found: is an agent publishing to this NATS server?`, { cause: error });
+        throw new StreamMissingError(stream, { cause: error });
       }
       // a timeout or a refusal is not an answer about the stream
-      throw new RezolusError('NATS_UNAVAILABLE', `cannot read stream ${stream}: ${String(error)}`, { cause: error });
+      throw new NatsUnavailableError(`cannot read stream ${stream}: ${String(error)}`, { cause: error });
     });
   const maxAgeNs = BigInt(info.config.max_age);
   // a lookback equal to max_age (the default on both sides) is fine; its start moves on while the window is read
   if (maxAgeNs > 0n && nowNs - sinceNs > maxAgeNs + LOOKBACK_SLACK_NS) {
     const keepS = Number(maxAgeNs / 1_000_000_000n);
-    throw new RezolusError(
-      'LOOKBACK',
-      `stream ${stream} keeps only the last ${keepS} s (max_age); asked for ${Math.round(Number(nowNs - sinceNs) / 1e9)} s. Raise [stream] max_age in the agent config (agent.toml) to look further back`,
-    );
+    throw new LookbackError(stream, keepS, Math.round(Number(nowNs - sinceNs) / 1e9));
   }
 }
 

@@ -13,7 +13,7 @@ import type { Subscription } from '@nats-io/nats-core';
 import { checkLookback } from '../bus/replay.js';
 import { HINDSIGHT_CONTROL_SUBJECT } from '../bus/subjects.js';
 import type { HindsightConfig } from '../config/hindsight.js';
-import { BadRequestError, RezolusError } from '../errors.js';
+import { BadRequestError, LookbackError, RezolusError } from '../errors.js';
 import { outputInside } from '../security/output-path.js';
 import { BusLink } from '../sources/link.js';
 import { buildHindsightApp } from './app.js';
@@ -37,7 +37,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
   try {
     await checkLookback(nc, config.stream, BigInt(Date.now() - config.durationMs) * 1_000_000n, BigInt(Date.now()) * 1_000_000n);
   } catch (error) {
-    if (error instanceof RezolusError && error.code === 'LOOKBACK') {
+    if (error instanceof LookbackError) {
       await nc.close();
       throw error;
     }

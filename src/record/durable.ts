@@ -169,6 +169,15 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
   );
   const done = (async (): Promise<RecordSummary> => {
     try {
+      return await finish();
+    } finally {
+      spool.close();
+      release();
+      await link.close();
+    }
+  })();
+  async function finish(): Promise<RecordSummary> {
+    try {
       await source.done;
     } catch (error) {
       await writer.abort();
@@ -188,11 +197,7 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
     await port.remove();
     spool.remove();
     return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: source.skipped, rowStats: s.rowStats, hostsInStream };
-  })().finally(async () => {
-    spool.close();
-    release();
-    await link.close();
-  });
+  }
   return {
     done,
     progress: () => writer.progress(),

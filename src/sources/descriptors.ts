@@ -71,7 +71,7 @@ export class DescriptorCache implements DescriptorLookup {
       entry = (await this.kv.get(key)) ?? (await this.kv.get(hash));
     } catch (error) {
       // NATS away or slow: not an answer about the descriptor, so not remembered as a miss
-      this.log.warn({ descriptor: key, error: String(error) }, 'descriptor lookup failed; the next frame asks again');
+      this.log.warn({ descriptor: key, err: error }, 'descriptor lookup failed; the next frame asks again');
       return undefined;
     }
     try {
@@ -86,7 +86,7 @@ export class DescriptorCache implements DescriptorLookup {
       this.missing.delete(key);
       return d;
     } catch (error) {
-      this.log.warn({ descriptor: key, error: String(error) }, 'unusable descriptor');
+      this.log.warn({ descriptor: key, err: error }, 'unusable descriptor');
       this.#miss(key);
       return undefined;
     }

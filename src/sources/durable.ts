@@ -29,7 +29,7 @@
 import type { Logger } from 'pino';
 import { subjectHostToken } from '../bus/subjects.js';
 import type { StreamIdentity } from '../bus/durable.js';
-import { RezolusError } from '../errors.js';
+import { NatsUnavailableError, RezolusError, StreamMissingError } from '../errors.js';
 import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
 import type { FrameHandler, FrameSource } from './source.js';
@@ -71,8 +71,9 @@ export interface DurablePort {
   descriptors(stopped: () => boolean): Promise<DescriptorLookup>;
   /**
    * Creates the consumer (resuming: recreates it after `afterSeq`, or the ack floor when further
-   * on unless `ignoreAckFloor`). Throws NO_STREAM when the stream is missing, NATS_UNAVAILABLE
-   * when NATS does not answer, DURABLE_IN_USE when the consumer belongs to someone else.
+   * on unless `ignoreAckFloor`). Throws StreamMissingError when the stream is missing,
+   * NatsUnavailableError when NATS does not answer, DURABLE_IN_USE when the consumer belongs to
+   * someone else.
    */
   open(o: { readonly resuming: boolean; readonly ignoreAckFloor: boolean; readonly afterSeq: (stream: StreamIdentity) => number }): Promise<OpenedConsumer>;
   /** connection drops seen so far (a drop during a batch breaks it) */
@@ -205,9 +206,9 @@ export class DurableSource implements FrameSource {
         this.#streamGone = false;
         return Object.assign(opened, { attempts: attempt + 1 });
       } catch (error) {
-        const missing = error instanceof RezolusError && error.code === 'NO_STREAM';
-        // a RezolusError other than NATS_UNAVAILABLE (a consumer of someone else) ends the source
-        const unavailable = !(error instanceof RezolusError) || error.code === 'NATS_UNAVAILABLE';
+        const missing = error instanceof StreamMissingError;
+        // a RezolusError other than NatsUnavailableError (a consumer of someone else) ends the source
+        const unavailable = !(error instanceof RezolusError) || error instanceof NatsUnavailableError;
         if (!missing && !(retryUnavailable && unavailable)) throw error;
         if (missing && !this.#streamGone) this.log.warn({ stream }, `stream ${stream} is gone (the server lost its store?): waiting for it to be created again, trying every second`);
         else if (!missing && !warned) this.log.warn({ err: error }, 'cannot recreate the consumer yet; retrying every second');

@@ -57,9 +57,7 @@ export class ReplaySource implements FrameSource {
       this.#began(Promise.resolve());
       throw error;
     }
-    this.#began(this.#run(link, intake).finally(async () => {
-      if (owned) await link.close();
-    }));
+    this.#began(this.#run(link, owned, intake));
   }
 
   stop(): void {
@@ -68,7 +66,15 @@ export class ReplaySource implements FrameSource {
     this.#began(Promise.resolve());
   }
 
-  async #run(link: BusLink, intake: FrameIntake): Promise<void> {
+  async #run(link: BusLink, owned: boolean, intake: FrameIntake): Promise<void> {
+    try {
+      await this.#read(link, intake);
+    } finally {
+      if (owned) await link.close();
+    }
+  }
+
+  async #read(link: BusLink, intake: FrameIntake): Promise<void> {
     const w = this.options;
     const { filter, pick } = consumerFilter(w.hosts);
     const consumer = await retryOnTimeout(() =>
