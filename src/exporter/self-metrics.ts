@@ -1,4 +1,4 @@
-import { totalSkipped, type SkipStats } from '../sources/checks.js';
+import { SKIP_REASONS, totalSkipped, type SkipStats } from '../sources/checks.js';
 import { metric, MetricKind, Unit, type MetricDecl } from '../metrics/metric.js';
 import type { ExtraSeries } from './render.js';
 import type { ExporterState } from './state.js';
@@ -65,11 +65,8 @@ export function ownSeries(o: OwnFigures): ExtraSeries[] {
   const out = [
     own(framesReceived, received),
     own(framesUsed, s.ingested),
-    skipped('garbage', k.garbage),
-    skipped('unknown_descriptor', k.unknownDescriptor),
-    skipped('invalid', k.invalid),
-    skipped('wrong_subject', k.wrongSubject),
-    skipped('out_of_order', s.outOfOrder + k.outOfOrder),
+    // frames the state refused as out of order are counted with the intake's
+    ...SKIP_REASONS.map(([key, reason]) => skipped(reason, k[key] + (key === 'outOfOrder' ? s.outOfOrder : 0))),
     skipped('contested', s.contested),
     own(hosts, last.size),
     own(sources, o.state.size),

@@ -3,17 +3,9 @@
  * figures, and the messages it left out by reason (the names the exporter's
  * rezolus_exporter_frames_skipped_total{reason} uses).
  */
-import { totalSkipped, type SkipStats } from '../sources/checks.js';
+import { SKIP_REASONS, totalSkipped, type SkipStats } from '../sources/checks.js';
 import { formatBytes } from '../config/units.js';
 import type { RecordSummary } from './main.js';
-
-const REASONS: readonly (readonly [keyof SkipStats, string])[] = [
-  ['garbage', 'garbage'],
-  ['wrongSubject', 'wrong_subject'],
-  ['unknownDescriptor', 'unknown_descriptor'],
-  ['invalid', 'invalid'],
-  ['outOfOrder', 'out_of_order'],
-];
 
 /** `1 row`, `2 rows` */
 export function plural(n: number, word: string): string {
@@ -24,7 +16,7 @@ export function plural(n: number, word: string): string {
 export function skippedText(s: SkipStats): string {
   const n = totalSkipped(s);
   if (n === 0) return '0 skipped';
-  return `${n} skipped (${REASONS.filter(([k]) => s[k] > 0).map(([k, name]) => `${name} ${s[k]}`).join(', ')})`;
+  return `${n} skipped (${SKIP_REASONS.filter(([k]) => s[k] > 0).map(([k, name]) => `${name} ${s[k]}`).join(', ')})`;
 }
 
 /** The one-line summary of a written recording. */

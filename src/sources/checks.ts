@@ -29,6 +29,15 @@ export interface SkipStats {
   outOfOrder: number;
 }
 
+/** Each reason's name where people see it (the exporter's frames_skipped_total{reason}, record's summary), in the order the checks run. */
+export const SKIP_REASONS: readonly (readonly [keyof SkipStats, string])[] = [
+  ['garbage', 'garbage'],
+  ['wrongSubject', 'wrong_subject'],
+  ['unknownDescriptor', 'unknown_descriptor'],
+  ['invalid', 'invalid'],
+  ['outOfOrder', 'out_of_order'],
+];
+
 export function emptySkipStats(): SkipStats {
   return { garbage: 0, unknownDescriptor: 0, invalid: 0, wrongSubject: 0, outOfOrder: 0 };
 }
