@@ -9,7 +9,7 @@ import { untilSignal } from './signals.js';
 const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
 
 /** `rezolus agent`: samplers to frames on NATS, until a signal. */
-async function agentMode({ flags }: CliContext): Promise<void> {
+async function agentMode({ flags }: CliContext): Promise<undefined> {
   const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, {
     host: flags.host,
     natsUrl: natsFlag(flags),
@@ -22,6 +22,7 @@ async function agentMode({ flags }: CliContext): Promise<void> {
   const { runAgent } = await import('../agent/main.js');
   const running = await runAgent(cfg, log);
   untilSignal(() => running.stop(), log);
+  return undefined;
 }
 
 export const AGENT: CliMode = {

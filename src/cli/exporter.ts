@@ -8,7 +8,7 @@ import { untilSignal } from './signals.js';
 const GENERAL = EXPORTER_SPEC.general;
 
 /** `rezolus exporter`: Prometheus /metrics from the frames on NATS, until a signal. */
-async function exporterMode({ flags }: CliContext): Promise<void> {
+async function exporterMode({ flags }: CliContext): Promise<undefined> {
   const config = loadExporterConfig(configPath('exporter', flags), {
     listen: listenFlag(keySpec(GENERAL, 'listen'), flags.listen, '--listen'),
     hosts: hostsFlag(keySpec(GENERAL, 'hosts'), flags.hosts, '--hosts'),
@@ -20,6 +20,7 @@ async function exporterMode({ flags }: CliContext): Promise<void> {
   const { runExporter } = await import('../exporter/main.js');
   const running = await runExporter(config, log);
   untilSignal(() => running.stop(), log);
+  return undefined;
 }
 
 export const EXPORTER: CliMode = {

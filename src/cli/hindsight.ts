@@ -26,7 +26,7 @@ function snapshot(ctx: CliContext): Promise<number> {
   return recordMode({ ...ctx, flags: { ...flags, last: undefined, since: last, output: flags.output ?? 'hindsight.parquet' } });
 }
 
-async function hindsightMode(ctx: CliContext): Promise<number | void> {
+async function hindsightMode(ctx: CliContext): Promise<number | undefined> {
   const { flags, subcommand } = ctx;
   if (subcommand === 'snapshot') return snapshot(ctx);
   if (subcommand !== undefined) throw new ConfigError(`unknown hindsight subcommand "${subcommand}" (the service runs without one; "snapshot" writes once)`);
@@ -47,6 +47,7 @@ async function hindsightMode(ctx: CliContext): Promise<number | void> {
   const running = await runHindsight(config, log);
   dumpOnHangup(() => running.dump('sighup'), log);
   untilSignal(() => running.stop(), log);
+  return undefined;
 }
 
 export const HINDSIGHT: CliMode = {

@@ -54,6 +54,6 @@ export interface CliMode {
   readonly wrapsCommand?: boolean;
   /** a first word that is not an option is a subcommand (hindsight snapshot) */
   readonly subcommands?: boolean;
-  /** the exit code; void for a service, which runs until a signal */
-  run(ctx: CliContext): Promise<number | void>;
+  /** the exit code; undefined for a service, which runs until a signal */
+  run(ctx: CliContext): Promise<number | undefined>;
 }

@@ -16,6 +16,7 @@ import { formatBytes, parseDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import type { RecordConfig, RecordSummary, RunningRecord } from '../record/main.js';
+import { totalSkipped } from '../sources/checks.js';
 import { durationFlag, hostsFlag, keySpec, levelFlag, oneShotNats } from './flags.js';
 import type { CliContext, CliMode, Flags } from './mode.js';
 import { catchStopSignals } from './signals.js';
@@ -149,7 +150,7 @@ async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; 
   const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
   const source = p.url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${p.url}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
   // frames that arrived but could not be used are not a typo in a host name: say what they were
-  const anySkipped = Object.values(summary.skipped).some((n) => n > 0);
+  const anySkipped = totalSkipped(summary.skipped) > 0;
   const skipped = anySkipped ? `; ${skippedText(summary.skipped)}` : '';
   process.stderr.write(`rezolus record: nothing recorded, ${p.output} not written: no frames of hosts "${p.hosts}" ${source}${seen}${skipped}\n`);
 }

@@ -25,7 +25,7 @@ const existing = (path: string | undefined): string | undefined => (path !== und
  * `rezolus up`: a private nats-server (unless given a URL), an agent, an
  * exporter and a hindsight service in one process, until a signal.
  */
-async function upMode({ flags }: CliContext): Promise<void> {
+async function upMode({ flags }: CliContext): Promise<undefined> {
   const upFile = configPath('up', flags);
   const up = loadUpConfig(upFile, upFile === undefined ? CONFIG_DIR : undefined);
   const intervalMs = durationFlag(INTERVAL, flags.interval, '--interval');
@@ -70,6 +70,7 @@ async function upMode({ flags }: CliContext): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
   dumpOnHangup(() => running.hindsight.dump('sighup'), log);
   untilSignal(() => running.stop(), log);
+  return undefined;
 }
 
 export const UP: CliMode = {
