@@ -27,12 +27,23 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Runs the CLI until it exits, or kills it after `killAfterMs` (code null). */
-function rezolus(args: readonly string[], killAfterMs = 20_000): Promise<Run> {
+/**
+ * Runs the CLI until it exits, or kills it after `killAfterMs` (code null); with `settled`, kills
+ * it `killAfterMs` after its stderr first satisfies `settled` instead (a loaded machine may take
+ * seconds to start it), or after 60 s.
+ */
+function rezolus(args: readonly string[], killAfterMs = 20_000, settled?: (stderr: string) => boolean): Promise<Run> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rezolus.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+  let timer = setTimeout(() => child.kill('SIGKILL'), settled === undefined ? killAfterMs : 60_000);
+  child.stderr.on('data', (d: Buffer) => {
+    const before = settled?.(stderr) ?? true;
+    stderr += d.toString();
+    if (!before && settled?.(stderr) === true) {
+      clearTimeout(timer);
+      timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+    }
+  });
   return new Promise((resolve) =>
     child.once('close', (code) => {
       clearTimeout(timer);
@@ -84,7 +95,8 @@ test('an agent against a stream whose settings conflict exits non-zero with one 
 
 test('an agent whose NATS does not answer says so once and keeps waiting', async (t) => {
   const port = await freePort();
-  const r = await rezolus(['agent', '--nats', `nats://127.0.0.1:${port}`, '--host', 'early', '--log-level', 'warn'], 4000);
+  // it retries every second: 3 s after the first warning, a repeated one would be there
+  const r = await rezolus(['agent', '--nats', `nats://127.0.0.1:${port}`, '--host', 'early', '--log-level', 'warn'], 3000, (e) => e.includes('does not answer'));
   t.is(r.code, null, 'still running (waiting) when killed');
   const warnings = r.stderr.trim().split('\n').filter((l) => l.includes('does not answer'));
   t.is(warnings.length, 1, r.stderr);

@@ -11,6 +11,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { until } from '../helpers/until.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
 import { Spool } from '../../src/spool/spool.js';
 
@@ -209,6 +210,9 @@ test.serial('record --durable refuses a restart with other arguments, and a name
   // finish the first one with SIGTERM: it ends now and writes the file
   const again = startRecord(args);
   await waitFor(again, '"msg":"resuming"');
+  // a frame spooled since the resume (a loaded machine may have spooled none before the kill)
+  const spooled = statSync(`${out}.spool`).size;
+  t.true(await until(() => statSync(`${out}.spool`).size > spooled, 30_000), 'the resumed recorder spools frames');
   again.child.kill('SIGTERM');
   const e3 = await again.exited;
   t.is(e3.code, 143, again.stderr);

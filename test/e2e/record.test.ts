@@ -193,7 +193,8 @@ test('record --duration caps a command: its whole group gets SIGTERM, then SIGKI
   const r = await record(['--host', 'fixture', '--duration', '1s', '-o', out, '--', 'sh', '-c', `sh -c 'trap "" TERM; echo $$ > ${pidFile}; sleep 30' & wait`]);
   const took = Date.now() - began;
   t.is(r.code, 124, r.stderr);
-  t.true(took < 10_000, `took ${took} ms`);
+  // the command alone would run 30 s; capped, it takes 1 s + the 2 s grace (+ process start-up on a loaded machine)
+  t.true(took < 25_000, `took ${took} ms`);
   const pid = Number(readFileSync(pidFile, 'utf8'));
   await new Promise((res) => setTimeout(res, 200));
   // gone, or a zombie waiting for PID 1 (which does not reap here)
@@ -218,7 +219,8 @@ test('SIGTERM stops a live recording at once and still writes a valid file', asy
   child.kill('SIGTERM');
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
   t.is(code, 143);
-  t.true(Date.now() - sent < 3000, 'at once');
+  // not waiting for anything but its own file (no duration was given: without the signal it would run on)
+  t.true(Date.now() - sent < 15_000, `stopped ${Date.now() - sent} ms after the signal`);
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const [row] = (await con.runAndReadAll(`SELECT count(*) AS n FROM read_parquet('${out}')`)).getRowObjects();
   t.true(Number(row?.n) >= 3, `${String(row?.n)} rows`);
