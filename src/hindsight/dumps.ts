@@ -7,6 +7,7 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { HindsightConfig } from '../config/hindsight.js';
+import { NatsUnavailableError } from '../errors.js';
 import { runRecord } from '../record/main.js';
 import type { SkipStats } from '../sources/checks.js';
 import type { BusLink } from '../sources/link.js';
@@ -81,6 +82,8 @@ export class DumpQueue {
 
   async #once(trigger: string, output: string): Promise<DumpResult> {
     const c = this.config;
+    // the service's connection reconnects on its own; a request now would only wait for its timeout
+    if (!this.bus.connected()) throw new NatsUnavailableError(`cannot connect to NATS at ${c.natsUrl}: the connection is down (reconnecting)`);
     const began = Date.now();
     const rec = await runRecord(
       {

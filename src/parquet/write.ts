@@ -82,7 +82,7 @@ export class RecordingWriter {
    * behind.
    */
   add(f: Frame, data: Uint8Array): Promise<void> | undefined {
-    if (this.#error !== undefined || this.#finished !== undefined) return undefined;
+    if (this.#error !== undefined || this.#finished !== undefined || this.#over) return undefined;
     if (!this.#sent.has(f.descriptorHash)) {
       this.#sent.add(f.descriptorHash);
       this.#descriptors.push([f.descriptorHash, f.descriptor]);
@@ -114,6 +114,8 @@ export class RecordingWriter {
   async abort(): Promise<void> {
     clearInterval(this.#timer);
     this.#over = true;
+    // a source waiting for the worker to catch up must not wait for ever
+    for (const wake of this.#waiters.splice(0)) wake();
     if (this.#exited) return;
     this.#worker.postMessage({ t: 'abort' } satisfies ToWorker);
     await new Promise((resolve) => this.#worker.once('exit', resolve));

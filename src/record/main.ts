@@ -76,8 +76,8 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
     }
   })();
   const abort = async (): Promise<void> => {
-    await writer.abort();
     source.stop();
+    await writer.abort();
     await done.catch(() => undefined);
   };
   return { done, progress: () => writer.progress(), stop: () => source.stop(), abort };

@@ -32,6 +32,7 @@ import type { StreamIdentity } from '../bus/durable.js';
 import { NatsUnavailableError, RezolusError, StreamMissingError } from '../errors.js';
 import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
+import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
 
 /** One delivered message, as the source needs it. */
@@ -139,19 +140,18 @@ export class DurableSource implements FrameSource {
   recreated = 0;
   /** where the first consumer starts (for the caller's log) */
   fromSeq: number | undefined;
-  #stopped = false;
+  readonly #state = new RunState();
   #batch: DurableBatch | undefined;
   #consumer: OpenedConsumer | undefined;
   /** the delivery sequence the next message of this consumer must have */
   #nextDelivery = 1;
   #streamGone = false;
-  #began!: (run: Promise<void>) => void;
 
   constructor(
     private readonly options: DurableOptions,
     private readonly log: Logger,
   ) {
-    this.done = new Promise<Promise<void>>((resolve) => (this.#began = resolve)).then((run) => run);
+    this.done = this.#state.done;
     options.port.onDrop(() => this.#batch?.stop());
   }
 
@@ -160,16 +160,17 @@ export class DurableSource implements FrameSource {
    * missing); rejects when it cannot be had. Frames of the stream follow in the background.
    */
   async start(onFrame: FrameHandler): Promise<void> {
+    if (!this.#state.beginStart()) return;
     const o = this.options;
     let intake: FrameIntake;
     try {
-      intake = new FrameIntake(await o.port.descriptors(() => this.#stopped), this.skipped, onFrame, this.log);
+      intake = new FrameIntake(await o.port.descriptors(() => this.#state.stopped), this.skipped, onFrame, this.log);
       const held = await o.ledger.replayHeld(async (subject, data) => {
         const wait = intake.take(subject, data);
         if (wait !== undefined) await wait;
       });
       if (held.finished) {
-        this.#began(Promise.resolve());
+        this.#state.started();
         return;
       }
       // a restart lives with what the server has; a first start fails when it cannot begin
@@ -178,16 +179,16 @@ export class DurableSource implements FrameSource {
       this.fromSeq = first?.fromSeq;
       if (first?.lostBefore !== undefined) this.#warnLost(first.lostBefore, 'while the consumer was down');
     } catch (error) {
-      this.#began(Promise.resolve());
+      this.#state.started();
       throw error;
     }
-    this.#began(this.#pull(intake));
+    // stopped meanwhile: the pull returns at once
+    this.#state.started(this.#pull(intake));
   }
 
   stop(): void {
-    this.#stopped = true;
+    this.#state.stop();
     this.#batch?.stop();
-    this.#began(Promise.resolve());
   }
 
   #warnLost(firstSeq: number, when: string): void {
@@ -198,8 +199,8 @@ export class DurableSource implements FrameSource {
   async #openWaiting(ignoreAckFloor: boolean, retryUnavailable: boolean): Promise<(OpenedConsumer & { attempts: number }) | undefined> {
     const { port, ledger, stream } = this.options;
     let warned = false;
-    for (let attempt = 0; !this.#stopped; attempt++) {
-      await port.untilConnected(() => this.#stopped);
+    for (let attempt = 0; !this.#state.stopped; attempt++) {
+      await port.untilConnected(() => this.#state.stopped);
       try {
         const opened = await port.open({ resuming: true, ignoreAckFloor, afterSeq: (s) => ledger.afterSeq(s) });
         if (this.#streamGone) this.log.warn({ stream, waitedS: attempt }, 'the stream is there again: reading goes on');
@@ -266,7 +267,7 @@ export class DurableSource implements FrameSource {
         ledger.keep({ seq, timeNs, subject: m.subject, data: m.data });
         const wait = intake.take(m.subject, m.data);
         if (wait !== undefined) await wait;
-        if (this.#stopped) break;
+        if (this.#state.stopped) break;
       }
     } catch (error) {
       if (error instanceof RezolusError) throw error;
@@ -280,7 +281,7 @@ export class DurableSource implements FrameSource {
 
   async #pull(intake: FrameIntake): Promise<void> {
     const { ledger, endNs } = this.options;
-    while (!this.#stopped) {
+    while (!this.#state.stopped) {
       const from = this.#consumer;
       // undefined: stopped while waiting for the stream
       if (from === undefined) return;
@@ -288,7 +289,7 @@ export class DurableSource implements FrameSource {
       // durable first, then acked (ack policy all: the last acks the batch, and every delivery before it)
       ledger.commit();
       if (verdict === undefined) last?.ack();
-      if (ended || this.#stopped) return;
+      if (ended || this.#state.stopped) return;
       if (verdict !== undefined) {
         if (!(await this.#recreate(verdict))) return;
         continue;

@@ -55,6 +55,7 @@ function deferred(): Deferred {
 export class FrameIntake {
   readonly #queues = new Map<string, Slot[]>();
   readonly #guard = new SeqGuard();
+  #closed = false;
 
   constructor(
     private readonly descriptors: DescriptorLookup,
@@ -64,6 +65,7 @@ export class FrameIntake {
   ) {}
 
   take(subject: string, data: Uint8Array): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     let queue = this.#queues.get(subject);
     let raw: RawFrame | undefined;
     if (queue === undefined) {
@@ -99,7 +101,13 @@ export class FrameIntake {
     return slot.handed.promise;
   }
 
+  /** Takes nothing more: messages still waiting for a descriptor are dropped, not handed over. */
+  close(): void {
+    this.#closed = true;
+  }
+
   #use(frame: Frame, data: Uint8Array): Promise<void> | undefined {
+    if (this.#closed) return undefined;
     if (!this.#guard.accept(frame)) {
       this.skipped.outOfOrder++;
       return undefined;

@@ -32,6 +32,7 @@ export class LiveSource implements FrameSource {
   #link: BusLink | undefined;
   #owned = false;
   #subs: Subscription[] = [];
+  #intake: FrameIntake | undefined;
   #stopped = false;
   #end!: () => void;
 
@@ -51,12 +52,18 @@ export class LiveSource implements FrameSource {
 
   async start(onFrame: FrameHandler): Promise<void> {
     const { link, owned } = await linkFor(this.options.bus, this.log);
+    if (this.#stopped) {
+      // stopped while connecting: done has resolved without this link
+      if (owned) await link.close();
+      return;
+    }
     this.#link = link;
     this.#owned = owned;
     try {
       const cache = await link.descriptors(this.options.waitForBucket === true ? { stopped: () => this.#stopped } : undefined);
-      if (cache === undefined) return;
+      if (cache === undefined || this.#stopped) return;
       const intake = new FrameIntake(cache, this.skipped, onFrame, this.log);
+      this.#intake = intake;
       const selected = hostSelector(this.options.hosts);
       const handlerFailed = (error: unknown): void => this.log.error({ err: error }, 'frame handling failed');
       this.#subs = this.subjects.map((subject) =>
@@ -83,6 +90,8 @@ export class LiveSource implements FrameSource {
 
   stop(): void {
     this.#stopped = true;
+    // a frame whose descriptor lookup is still running is not handed over after done
+    this.#intake?.close();
     for (const s of this.#subs) s.unsubscribe();
     this.#subs = [];
     this.#end();

@@ -14,6 +14,7 @@ import { parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
 import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
+import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
 
 /** The snapshot URL of an agent address: `http://h:4241` and `http://h:4241/` poll `/metrics/binary`. */
@@ -56,18 +57,17 @@ export class PollSource implements FrameSource {
   readonly #descriptors = new SnapshotDescriptors();
   /** the last seq used per agent run and sampler: a poll repeats what the previous one carried */
   readonly #seen = new Map<string, number>();
-  #stopped = false;
+  readonly #state = new RunState();
   #wake: (() => void) | undefined;
   #failures = 0;
   #lastError: string | undefined;
-  #began!: (run: Promise<void>) => void;
 
   constructor(
     private readonly options: PollOptions,
     private readonly log: Logger,
   ) {
     this.target = snapshotUrl(options.url);
-    this.done = new Promise<Promise<void>>((resolve) => (this.#began = resolve)).then((run) => run);
+    this.done = this.#state.done;
   }
 
   /** Why the last poll failed, when it did. */
@@ -76,14 +76,13 @@ export class PollSource implements FrameSource {
   }
 
   start(onFrame: FrameHandler): Promise<void> {
-    this.#began(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
+    if (this.#state.beginStart()) this.#state.started(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
     return Promise.resolve();
   }
 
   stop(): void {
-    this.#stopped = true;
+    this.#state.stop();
     this.#wake?.();
-    this.#began(Promise.resolve());
   }
 
   async #pollOnce(intake: FrameIntake): Promise<void> {
@@ -98,6 +97,8 @@ export class PollSource implements FrameSource {
       const raw = decodeFrame(bytes);
       const key = `${raw.host}/${raw.sampler}/${raw.instance}`;
       if ((this.#seen.get(key) ?? 0) >= raw.seq) continue;
+      // a later snapshot may carry its descriptor: not seen yet
+      if (this.#descriptors.peek(raw.descriptor) === undefined) continue;
       this.#seen.set(key, raw.seq);
       const wait = intake.take(`${METRICS_PREFIX}.${raw.host}.${raw.sampler}`, bytes);
       if (wait !== undefined) await wait;
@@ -105,7 +106,7 @@ export class PollSource implements FrameSource {
   }
 
   async #run(intake: FrameIntake): Promise<void> {
-    while (!this.#stopped) {
+    while (!this.#state.stopped) {
       await this.#pollOnce(intake).then(
         () => {
           this.#failures = 0;
@@ -116,7 +117,7 @@ export class PollSource implements FrameSource {
           if (this.#failures++ === 0) this.log.warn({ url: this.target, err: error }, 'polling the agent failed; retrying every interval');
         },
       );
-      if (this.#stopped) break;
+      if (this.#state.stopped) break;
       // the next whole interval of the wall clock
       const wait = this.options.intervalMs - (Date.now() % this.options.intervalMs);
       await new Promise<void>((r) => {

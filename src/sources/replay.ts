@@ -13,7 +13,8 @@ import { subjectHostToken } from '../bus/subjects.js';
 import { emptySkipStats, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
 import { linkFor, type BusLink, type BusRef } from './link.js';
-import type { FrameHandler, FrameSource } from './source.js';
+import { RunState } from './run-state.js';
+import { SourceStopped, type FrameHandler, type FrameSource } from './source.js';
 
 export interface ReplayOptions {
   readonly bus: BusRef;
@@ -32,38 +33,37 @@ export class ReplaySource implements FrameSource {
   readonly done: Promise<void>;
   /** messages of the window read so far (the selected hosts' and, with a fleet filter, the others') */
   read = 0;
-  #stopped = false;
+  readonly #state = new RunState();
   #messages: ConsumerMessages | undefined;
-  #began!: (run: Promise<void>) => void;
 
   constructor(
     private readonly options: ReplayOptions,
     private readonly log: Logger,
   ) {
-    // settles with the run start() begins; a source stopped before it started is done at once
-    this.done = new Promise<Promise<void>>((resolve) => (this.#began = resolve)).then((run) => run);
+    this.done = this.#state.done;
   }
 
   /** Refuses a window older than what the stream keeps (LOOKBACK), then reads it in the background. */
   async start(onFrame: FrameHandler): Promise<void> {
-    const { link, owned } = await linkFor(this.options.bus, this.log);
-    let intake: FrameIntake;
+    if (!this.#state.beginStart()) return;
+    let opened: { readonly link: BusLink; readonly owned: boolean } | undefined;
     try {
-      await checkLookback(link.nc, this.options.stream, this.options.sinceNs, BigInt(Date.now()) * 1_000_000n);
-      const cache = await link.descriptors(undefined);
-      intake = new FrameIntake(cache as NonNullable<typeof cache>, this.skipped, onFrame, this.log);
+      opened = await linkFor(this.options.bus, this.log);
+      await checkLookback(opened.link.nc, this.options.stream, this.options.sinceNs, BigInt(Date.now()) * 1_000_000n);
+      const cache = await opened.link.descriptors(undefined);
+      if (this.#state.stopped) throw new SourceStopped();
+      const intake = new FrameIntake(cache as NonNullable<typeof cache>, this.skipped, onFrame, this.log);
+      this.#state.started(this.#run(opened.link, opened.owned, intake));
     } catch (error) {
-      if (owned) await link.close();
-      this.#began(Promise.resolve());
-      throw error;
+      if (opened?.owned === true) await opened.link.close();
+      this.#state.started();
+      if (!(error instanceof SourceStopped)) throw error;
     }
-    this.#began(this.#run(link, owned, intake));
   }
 
   stop(): void {
-    this.#stopped = true;
+    this.#state.stop();
     void this.#messages?.close();
-    this.#began(Promise.resolve());
   }
 
   async #run(link: BusLink, owned: boolean, intake: FrameIntake): Promise<void> {
@@ -86,12 +86,13 @@ export class ReplaySource implements FrameSource {
       }),
     );
     try {
-      if (this.#stopped || (await consumer.info()).num_pending === 0) return;
+      if (this.#state.stopped || (await consumer.info()).num_pending === 0) return;
       const messages = await consumer.consume({ max_messages: 1000 });
       this.#messages = messages;
       try {
+        if (this.#state.stopped) return;
         for await (const m of messages) {
-          if (this.#stopped || m.info.timestampNanos > w.untilNs) break;
+          if (this.#state.stopped || m.info.timestampNanos > w.untilNs) break;
           this.read++;
           if (pick === undefined || pick(subjectHostToken(m.subject))) {
             const wait = intake.take(m.subject, m.data);

@@ -45,3 +45,8 @@ export interface FrameSource {
    */
   readonly done: Promise<void>;
 }
+
+/** Thrown inside a source's start() when stop() came meanwhile: start() then ends quietly. */
+export class SourceStopped extends Error {
+  override readonly name = 'SourceStopped';
+}
