@@ -76,9 +76,11 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
     }
   })();
   const abort = async (): Promise<void> => {
+    // done rejects (no file) while the writer aborts: handled from the start
+    const settled = done.catch(() => undefined);
     source.stop();
     await writer.abort();
-    await done.catch(() => undefined);
+    await settled;
   };
   return { done, progress: () => writer.progress(), stop: () => source.stop(), abort };
 }
