@@ -44,7 +44,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     log.warn({ err: error }, 'stream not there yet; dumps will fail until an agent creates it');
   }
   const dumps = new DumpQueue(config, bus, log);
-  const dump = (trigger: string, output = config.output): Promise<DumpResult> => dumps.dump(trigger, output);
+  const dump = (trigger: string, output?: string): Promise<DumpResult> => dumps.dump(trigger, output);
 
   /** The output a request asks for (JSON {"output": "name.parquet"}), inside the configured directory. */
   const requestedOutput = (body: unknown): string => {

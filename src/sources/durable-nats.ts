@@ -71,9 +71,8 @@ export class NatsDurablePort implements DurablePort {
     for (let waited = 0; !this.#connected && !stopped() && waited < RECONNECT_PATIENCE_MS; waited += 50) await new Promise((r) => setTimeout(r, 50));
   }
 
-  async descriptors(stopped: () => boolean): Promise<DescriptorLookup> {
-    const cache = await this.link.descriptors(undefined, (kv) => this.#patient(kv, stopped));
-    return cache as DescriptorLookup;
+  descriptors(stopped: () => boolean): Promise<DescriptorLookup> {
+    return this.link.descriptors((kv) => this.#patient(kv, stopped));
   }
 
   async open(o: Parameters<DurablePort['open']>[0]): Promise<OpenedConsumer> {

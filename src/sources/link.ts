@@ -1,7 +1,7 @@
 /**
  * A source's connection to the bus: opened for it (and closed when it ends)
- * or borrowed from a service that holds one for other uses (hindsight's
- * control subject and status); with the descriptor bucket behind a cache.
+ * or lent by a service that holds one for other uses (hindsight's control
+ * subject and status); with the descriptor bucket behind a cache.
  */
 import type { KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/nats-core';
@@ -45,26 +45,24 @@ export class BusLink {
     return new BusLink(nc, log);
   }
 
-  /** A link over a connection opened elsewhere (a service's own). */
-  static over(nc: NatsConnection, log: Logger): BusLink {
-    return new BusLink(nc, log);
-  }
-
   connected(): boolean {
     return this.#state.connected;
   }
 
+  /** A descriptor cache over the bucket (its get() wrapped by `kvFor`); throws when the bucket is missing. */
+  async descriptors(kvFor: (kv: KV) => KV = (kv) => kv): Promise<DescriptorCache> {
+    return new DescriptorCache(kvFor(await openDescriptorBucket(this.nc)), this.log.child({ component: 'descriptors' }));
+  }
+
   /**
-   * A descriptor cache over the bucket. With `wait`, waits while the bucket
-   * is not there yet (a consumer that starts before any agent), trying every
-   * second until `stopped()`; then undefined. Without, a missing bucket throws.
+   * A descriptor cache over the bucket, waiting while the bucket is not there
+   * yet (a consumer that starts before any agent), trying every second until
+   * `stopped()`; then undefined.
    */
-  async descriptors(wait: { stopped: () => boolean } | undefined, kvFor: (kv: KV) => KV = (kv) => kv): Promise<DescriptorCache | undefined> {
-    const log = this.log.child({ component: 'descriptors' });
-    if (wait === undefined) return new DescriptorCache(kvFor(await openDescriptorBucket(this.nc)), log);
-    for (let warned = false; !wait.stopped(); ) {
+  async descriptorsWhenThere(stopped: () => boolean): Promise<DescriptorCache | undefined> {
+    for (let warned = false; !stopped(); ) {
       try {
-        return new DescriptorCache(kvFor(await openDescriptorBucket(this.nc)), log);
+        return await this.descriptors();
       } catch (error) {
         if (!warned) this.log.info({ err: error }, 'descriptor bucket not there yet; waiting for an agent');
         warned = true;

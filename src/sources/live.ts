@@ -60,7 +60,7 @@ export class LiveSource implements FrameSource {
     this.#link = link;
     this.#owned = owned;
     try {
-      const cache = await link.descriptors(this.options.waitForBucket === true ? { stopped: () => this.#stopped } : undefined);
+      const cache = this.options.waitForBucket === true ? await link.descriptorsWhenThere(() => this.#stopped) : await link.descriptors();
       if (cache === undefined || this.#stopped) return;
       const intake = new FrameIntake(cache, this.skipped, onFrame, this.log);
       this.#intake = intake;

@@ -50,9 +50,9 @@ export class ReplaySource implements FrameSource {
     try {
       opened = await linkFor(this.options.bus, this.log);
       await checkLookback(opened.link.nc, this.options.stream, this.options.sinceNs, BigInt(Date.now()) * 1_000_000n);
-      const cache = await opened.link.descriptors(undefined);
+      const cache = await opened.link.descriptors();
       if (this.#state.stopped) throw new SourceStopped();
-      const intake = new FrameIntake(cache as NonNullable<typeof cache>, this.skipped, onFrame, this.log);
+      const intake = new FrameIntake(cache, this.skipped, onFrame, this.log);
       this.#state.started(this.#run(opened.link, opened.owned, intake));
     } catch (error) {
       if (opened?.owned === true) await opened.link.close();
