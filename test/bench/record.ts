@@ -19,6 +19,10 @@
  *   npx tsx test/bench/record.ts                       # about 3 minutes
  *   npx tsx test/bench/record.ts --hosts 20 --minutes 5 --host-minutes 10 --speed 120
  *   npx tsx test/bench/record.ts --cli /other/build/dist/cli/rezolus.js   # another build, same load
+ *   npx tsx test/bench/record.ts --against /old/dist/cli/rezolus.js --rounds 3
+ *       # A/B: the fleet window with histograms published once, then replayed
+ *       # by this build and the other one in turn, --rounds times each;
+ *       # prints each run and the ratio of the medians (this build / other)
  *
  * CPU and peak RSS come from GNU time (`/usr/bin/time`, Debian package
  * `time`, installed when missing and root) around the recorder process.
@@ -53,11 +57,14 @@ const { values: args } = parseArgs({
     speed: { type: 'string', default: '60' },
     'histograms-only': { type: 'boolean', default: false },
     cli: { type: 'string' },
+    against: { type: 'string' },
+    rounds: { type: 'string', default: '3' },
   },
 });
 const HOSTS = Number(args.hosts);
 const MINUTES = Number(args.minutes);
 const HOST_MINUTES = Number(args['host-minutes']);
+const ROUNDS = Number(args.rounds);
 const SPEED = Number(args.speed);
 for (const [name, v] of [['hosts', HOSTS], ['minutes', MINUTES], ['host-minutes', HOST_MINUTES], ['speed', SPEED]] as const) {
   if (!Number.isInteger(v) || v < 1) throw new Error(`--${name} must be a positive integer`);
@@ -117,8 +124,8 @@ interface Run {
  * recorder is subscribed, then the recorder gets SIGINT (its process group:
  * GNU time waits on).
  */
-async function timedRecord(recordArgs: string[], live?: () => Promise<void>): Promise<Run> {
-  const child = spawn(TIME_BIN, ['-f', 'BENCH %e %U %S %M', process.execPath, CLI, 'record', '--log-level', 'info', ...recordArgs], {
+async function timedRecord(recordArgs: string[], live?: () => Promise<void>, cli = CLI): Promise<Run> {
+  const child = spawn(TIME_BIN, ['-f', 'BENCH %e %U %S %M', process.execPath, cli, 'record', '--log-level', 'info', ...recordArgs], {
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
   });
@@ -176,7 +183,12 @@ function report(name: string, run: Run, frames: number, file: string, rows: { ro
   if (rows.rows !== expectRows) say(`  ${name}: ROW COUNT MISMATCH`);
 }
 
-/** The fleet window → one file, at replay speed. */
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? Number.NaN;
+};
+
+/** The fleet window → one file, at replay speed. With --against, each CLI in turn over the same window. */
 async function fleetReplay(dir: string, histograms: boolean): Promise<void> {
   const ticks = MINUTES * 60;
   say(`replay: ${HOSTS} hosts × 10 samplers × ${MINUTES} min at 1 Hz, ${histograms ? 'with 11 latency histograms per host' : 'counters and gauges only'}`);
@@ -195,11 +207,26 @@ async function fleetReplay(dir: string, histograms: boolean): Promise<void> {
     const stored = await streamMessages(server.url);
     if (stored !== frames) say(`  note: the stream holds ${stored} messages of ${frames}`);
     const out = join(dir, 'fleet.parquet');
-    const run = await timedRecord(['--nats', server.url, '--since', '10m', '--hosts', 'sim-*', '--interval', '1s', '-o', out]);
-    report('replay', run, stored, out, await countRows(out), HOSTS * ticks);
-    const rate = stored / run.wallS;
-    if (rate < 50_000) say(`  TARGET MISSED: replay ${fmt(rate, 0)} frames/s < 50 000`);
-    rmSync(out, { force: true });
+    const since = '14m'; // the stream keeps 15 min: every round must start within it
+    const replay = async (cli: string, name: string): Promise<number> => {
+      const run = await timedRecord(['--nats', server.url, '--since', since, '--hosts', 'sim-*', '--interval', '1s', '-o', out], undefined, cli);
+      report(name, run, stored, out, await countRows(out), HOSTS * ticks);
+      rmSync(out, { force: true });
+      return stored / run.wallS;
+    };
+    if (args.against === undefined) {
+      const rate = await replay(CLI, 'replay');
+      if (rate < 50_000) say(`  TARGET MISSED: replay ${fmt(rate, 0)} frames/s < 50 000`);
+      return;
+    }
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      ours.push(await replay(CLI, `replay ${round} this build`));
+      theirs.push(await replay(args.against, `replay ${round} --against`));
+    }
+    say(`  A/B: this build ${ours.map((r) => fmt(r, 0)).join(', ')} frames/s; --against ${theirs.map((r) => fmt(r, 0)).join(', ')} frames/s`);
+    say(`  A/B: ratio of the medians ${fmt(median(ours) / median(theirs), 2)}× (this build / --against)`);
   } finally {
     await server.stop();
   }
@@ -239,6 +266,7 @@ async function main(): Promise<void> {
   try {
     say(`recorder: ${CLI}`);
     await fleetReplay(dir, true);
+    if (args.against !== undefined) return;
     if (!args['histograms-only']) await fleetReplay(dir, false);
     await hostHour(dir);
   } finally {
