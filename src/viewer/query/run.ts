@@ -1,0 +1,151 @@
+/**
+ * One query of the HTTP API over a host's tracks: find the metric's series,
+ * keep those whose labels match, pick the step, and reduce each series (or,
+ * for histograms, all of them merged) to a value per step.
+ */
+import { RezolusError } from '../../errors.js';
+import type { MetricKind } from '../../metrics/metric.js';
+import type { QueryFn, QueryResult, QuerySeries } from '../api.js';
+import { type Column, type HistogramColumn, type Track, isHistogramColumn } from '../track.js';
+import { gaugeEnvelope } from './envelope.js';
+import { type HistogramInput, stepHeatmap, stepHistograms, stepPercentiles } from './histograms.js';
+import { labelMatcher } from './match.js';
+import { counterRates } from './rates.js';
+import { defaultFn } from './sections.js';
+import { type SampleBins, binSamples, chooseStep, lowerBound, nativeSpacing, stepGrid, stepTimes } from './steps.js';
+
+export interface Query {
+  readonly metric: string;
+  /** what to reduce the metric to; by default defaultFn of its kind */
+  readonly fn?: QueryFn | undefined;
+  /** label key → glob (`*`, `?`); every one must match */
+  readonly match: Readonly<Record<string, string>>;
+  /** unix ms, end inclusive */
+  readonly start: number;
+  readonly end: number;
+  /** columns the chart can show (clamped to 10..5000) */
+  readonly budget: number;
+}
+
+/** A query that cannot be answered: 400 (a bad parameter, or a fn that does not fit the metric's kind) or 404 (unknown metric). */
+export class QueryError extends RezolusError {
+  override readonly name = 'QueryError';
+  constructor(
+    readonly status: 400 | 404,
+    message: string,
+  ) {
+    super(status === 404 ? 'NOT_FOUND' : 'BAD_REQUEST', message);
+  }
+}
+
+const FNS_OF: Readonly<Record<MetricKind, readonly QueryFn[]>> = {
+  counter: ['rate'],
+  gauge: ['value'],
+  histogram: ['percentiles', 'heatmap'],
+};
+
+/** The fns a metric of `kind` can be queried with. */
+export function fnsOf(kind: MetricKind): readonly QueryFn[] {
+  return FNS_OF[kind];
+}
+
+const collator = new Intl.Collator('en', { numeric: true });
+
+/** Legend of a series: its label values joined with spaces, `total` when it has none. */
+export function seriesName(labels: Readonly<Record<string, string>>): string {
+  const values = Object.values(labels);
+  return values.length === 0 ? 'total' : values.join(' ');
+}
+
+interface Found {
+  readonly track: Track;
+  readonly column: Column;
+}
+
+function validate(q: Query): void {
+  if (!Number.isFinite(q.start) || !Number.isFinite(q.end)) throw new QueryError(400, `start and end must be unix ms, got ${q.start} and ${q.end}`);
+  if (q.end < q.start) throw new QueryError(400, `end (${q.end}) is before start (${q.start})`);
+  if (Number.isNaN(q.budget)) throw new QueryError(400, 'budget must be a number');
+  if (q.fn !== undefined && !(['value', 'rate', 'percentiles', 'heatmap'] as const).includes(q.fn)) throw new QueryError(400, `unknown fn "${q.fn}"`);
+}
+
+/** The finest native spacing over the query range among `tracks` (whole tracks when a range holds too few samples); 0 if unknown. */
+function finestSpacing(tracks: Iterable<Track>, start: number, end: number): number {
+  let finest = Number.POSITIVE_INFINITY;
+  for (const { t } of tracks) {
+    const lo = Math.max(0, lowerBound(t, start) - 1);
+    const hi = Math.min(t.length, lowerBound(t, end) + 2);
+    const s = nativeSpacing(t, lo, hi) ?? nativeSpacing(t);
+    if (s !== undefined && s < finest) finest = s;
+  }
+  return Number.isFinite(finest) ? finest : 0;
+}
+
+/**
+ * Answers `q` from `tracks` (one host's). Throws QueryError 404 when no
+ * track has the metric, 400 for bad parameters or a fn that does not fit
+ * the metric's kind. A series id found in two tracks is taken from the
+ * first. Series are sorted by name, numbers by value (cpu 2 before cpu 10);
+ * percentile lines come in the order p50, p90, p99, p99.9, max.
+ */
+export function runQuery(tracks: readonly Track[], q: Query): QueryResult {
+  validate(q);
+  let kind: MetricKind | undefined;
+  let unit = '';
+  const matches = labelMatcher(q.match);
+  const found: Found[] = [];
+  const seen = new Set<string>();
+  const holding = new Set<Track>(); // tracks that have the metric
+  for (const track of tracks) {
+    for (const column of track.columns.values()) {
+      const { info } = column;
+      if (info.metric !== q.metric) continue;
+      holding.add(track);
+      if (kind === undefined) {
+        kind = info.kind;
+        unit = info.unit;
+      }
+      if (info.kind !== kind || seen.has(info.id) || !matches(info.labels)) continue;
+      seen.add(info.id);
+      found.push({ track, column });
+    }
+  }
+  if (kind === undefined) throw new QueryError(404, `unknown metric "${q.metric}"`);
+  const fn = q.fn ?? defaultFn(kind);
+  if (!FNS_OF[kind].includes(fn)) {
+    throw new QueryError(400, `fn "${fn}" does not fit ${kind} "${q.metric}" (use ${FNS_OF[kind].join(' or ')})`);
+  }
+
+  // the spacing of the tracks of the matched series (of all that have the metric when none matched)
+  const sampled = found.length > 0 ? new Set(found.map((f) => f.track)) : holding;
+  const step = chooseStep(q.start, q.end, q.budget, finestSpacing(sampled, q.start, q.end));
+  const grid = stepGrid(q.start, q.end, step);
+  const binsOf = new Map<Track, SampleBins>();
+  const bins = (track: Track): SampleBins => {
+    let b = binsOf.get(track);
+    if (b === undefined) binsOf.set(track, (b = binSamples(track.t, grid)));
+    return b;
+  };
+  const result = { metric: q.metric, fn, unit: fn === 'rate' ? `${unit}/s` : unit, start: q.start, end: q.end, step, t: stepTimes(grid) };
+
+  if (fn === 'percentiles' || fn === 'heatmap') {
+    const inputs: HistogramInput[] = found
+      .filter((f): f is { track: Track; column: HistogramColumn } => isHistogramColumn(f.column))
+      .map(({ track, column }) => ({ run: track.run, h: column.h, bins: bins(track) }));
+    const steps = stepHistograms(inputs, grid.count);
+    if (fn === 'heatmap') return { ...result, series: [], heatmap: stepHeatmap(steps) };
+    const series: QuerySeries[] =
+      inputs.length === 0 ? [] : stepPercentiles(steps).map(({ name, values }) => ({ id: name, name, labels: {}, avg: values, min: values, max: values }));
+    return { ...result, series };
+  }
+
+  const series: QuerySeries[] = [];
+  for (const { track, column } of found) {
+    if (isHistogramColumn(column)) continue;
+    const { v } = column;
+    const env = fn === 'rate' ? counterRates(track.t, track.run, v, bins(track)) : gaugeEnvelope(v, bins(track));
+    series.push({ id: column.info.id, name: seriesName(column.info.labels), labels: column.info.labels, ...env });
+  }
+  series.sort((a, b) => collator.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { ...result, series };
+}
