@@ -2,12 +2,14 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { buildNative } from './build-native.mjs';
+import { ensureWeb } from './build-web.mjs';
 import { ROOT, build, ensureDebian, ensureNpm } from './setup.mjs';
 
 ensureNpm();
 ensureDebian([['/usr/sbin/nats-server', 'nats-server']]);
 buildNative();
 build();
+await ensureWeb();
 const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli', 'rezolus.js'), 'up', ...process.argv.slice(2)], {
   stdio: 'inherit',
 });

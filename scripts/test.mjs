@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { buildNative } from './build-native.mjs';
+import { ensureWeb } from './build-web.mjs';
 import { ROOT, ensureDebian, ensureNpm } from './setup.mjs';
 
 ensureNpm();
@@ -12,6 +13,13 @@ const missing = ensureDebian([
 ]);
 if (missing.length > 0) process.stderr.write(`[test] tests that need ${missing.join(', ')} will fail\n`);
 buildNative();
+// the viewer's page bundle (dist/viewer/web/): the browser tests load it; a
+// failed build fails test/viewer/web/build.test.ts, the run goes on
+try {
+  await ensureWeb();
+} catch (error) {
+  process.stderr.write(`[test] the viewer page did not build: ${error instanceof Error ? error.message : String(error)}\n`);
+}
 
 const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', 'tsconfig.json'], {
   cwd: ROOT,

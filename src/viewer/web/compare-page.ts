@@ -1,0 +1,216 @@
+/**
+ * A/B comparison of two recordings: a host of each (pickers), the sections of
+ * both, and for each metric a chart of A and B on one axis of seconds from
+ * each recording's start, with the difference. Brushing zooms every chart to
+ * the same offsets in both.
+ */
+import type { MetricEntry, SectionInfo, SourceInfo } from '../api.js';
+import { apiGet } from './api-client.js';
+import type { ChartFrame } from './chart-frame.js';
+import { planCharts } from './chart-plan.js';
+import { CompareCard, type CompareSide } from './compare-card.js';
+import { el, replace } from './dom.js';
+import { clearError, clearErrors, reportError } from './error-line.js';
+import type { App, Page } from './page.js';
+import { formatRoute, type Route } from './route.js';
+import { mergeSections } from './sections.js';
+import { ViewRange } from './view-range.js';
+
+type CompareRoute = Extract<Route, { page: 'compare' }>;
+
+const ERRORS = 'compare';
+
+export class ComparePage implements Page {
+  private readonly abort = new AbortController();
+  private readonly range: ViewRange;
+  private readonly frame: ChartFrame;
+  private readonly srcA: SourceInfo | undefined;
+  private readonly srcB: SourceInfo | undefined;
+  private cards: CompareCard[] = [];
+  private readonly visible = new Set<CompareCard>();
+  private sections: SectionInfo[] = [];
+  private metricsA: MetricEntry[] = [];
+  private metricsB: MetricEntry[] = [];
+  private readonly observer: IntersectionObserver;
+  private readonly resizer: ResizeObserver;
+  private readonly nav = el('nav', { class: 'sections', 'aria-label': 'sections' });
+  private readonly head = el('div', { class: 'section-head' });
+  private readonly list = el('div', { class: 'cards' });
+  private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
+
+  constructor(
+    private readonly app: App,
+    private readonly root: HTMLElement,
+    private route: CompareRoute,
+  ) {
+    this.srcA = app.info.sources[0];
+    this.srcB = app.info.sources[1];
+    const span = (s: SourceInfo | undefined) => (s === undefined ? 0 : s.end - s.start);
+    const zoom = route.from !== undefined && route.to !== undefined ? { start: route.from, end: route.to } : undefined;
+    this.range = new ViewRange({ start: 0, end: Math.max(span(this.srcA), span(this.srcB), 1000) }, false, zoom);
+    this.frame = {
+      xMode: 'offset',
+      xRange: () => {
+        const v = this.range.visible();
+        return [v.start / 1000, v.end / 1000];
+      },
+      syncKey: `compare-${Math.random().toString(36).slice(2)}`,
+      onZoom: (from, to) => this.zoom(from * 1000, to * 1000),
+      onReset: () => this.resetZoom(),
+    };
+    this.observer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: '300px 0px' });
+    this.resizer = new ResizeObserver(() => requestAnimationFrame(() => this.cards.forEach((c) => c.resize())));
+    this.zoomButton.addEventListener('click', () => this.resetZoom());
+    void this.start();
+  }
+
+  private hostA(): string {
+    return this.route.a ?? this.srcA?.hosts[0] ?? '';
+  }
+
+  private hostB(): string {
+    return this.route.b ?? this.srcB?.hosts[0] ?? '';
+  }
+
+  update(route: Route): boolean {
+    if (route.page !== 'compare' || route.a !== this.route.a || route.b !== this.route.b) return false;
+    const sectionChanged = route.section !== this.route.section;
+    this.route = route;
+    if (route.from !== undefined && route.to !== undefined) this.range.zoomTo(route.from, route.to);
+    else this.range.reset();
+    if (sectionChanged) this.showSection();
+    else void this.reloadAll();
+    this.showState();
+    return true;
+  }
+
+  destroy(): void {
+    this.abort.abort();
+    this.observer.disconnect();
+    this.resizer.disconnect();
+    for (const c of this.cards) c.destroy();
+    clearErrors(ERRORS);
+  }
+
+  private hostPicker(side: 'a' | 'b', src: SourceInfo | undefined, current: string): HTMLElement {
+    const select = el('select', { 'aria-label': `host of ${src?.name ?? side}` });
+    for (const h of src?.hosts ?? []) select.append(el('option', { value: h, selected: h === current }, h));
+    select.addEventListener('change', () => this.app.navigate({ ...this.route, [side]: select.value }));
+    return el('label', { class: 'side-pick' }, el('b', {}, `${src?.name ?? side.toUpperCase()} `), select);
+  }
+
+  private async start(): Promise<void> {
+    const a = this.hostA();
+    const b = this.hostB();
+    replace(
+      this.root,
+      el(
+        'div',
+        { class: 'host-page compare-page' },
+        el('div', { class: 'toolbar' }, el('h2', {}, 'Compare'), this.hostPicker('a', this.srcA, a), el('span', { class: 'muted' }, 'vs'), this.hostPicker('b', this.srcB, b), this.zoomButton),
+        el('div', { class: 'layout' }, this.nav, el('div', { class: 'content' }, this.head, this.list)),
+      ),
+    );
+    this.resizer.observe(this.list);
+    this.showState();
+    if (this.srcA === undefined || this.srcB === undefined) {
+      reportError(`${ERRORS}:load`, new Error('compare mode needs two sources; /api/v1/info lists fewer'));
+      return;
+    }
+    try {
+      const [sa, sb, ma, mb] = await Promise.all([
+        apiGet<SectionInfo[]>('sections', { source: this.srcA.name, host: a }, this.abort.signal),
+        apiGet<SectionInfo[]>('sections', { source: this.srcB.name, host: b }, this.abort.signal),
+        apiGet<MetricEntry[]>('metrics', { source: this.srcA.name, host: a }, this.abort.signal),
+        apiGet<MetricEntry[]>('metrics', { source: this.srcB.name, host: b }, this.abort.signal),
+      ]);
+      this.sections = mergeSections([sa, sb]);
+      this.metricsA = ma;
+      this.metricsB = mb;
+      clearError(`${ERRORS}:load`);
+    } catch (error) {
+      reportError(`${ERRORS}:load`, error);
+      return;
+    }
+    this.showSection();
+  }
+
+  private showSection(): void {
+    const section = this.sections.find((s) => s.name === this.route.section) ?? this.sections[0];
+    replace(
+      this.nav,
+      ...this.sections.map((s) =>
+        el(
+          'a',
+          { href: formatRoute({ ...this.route, section: s.name }), class: s.name === section?.name ? 'current' : undefined },
+          s.name,
+          el('span', { class: 'count' }, String(s.metrics.length)),
+        ),
+      ),
+    );
+    for (const c of this.cards) c.destroy();
+    this.cards = [];
+    this.visible.clear();
+    this.observer.disconnect();
+    replace(this.head, el('h2', {}, section?.name ?? 'no metrics'));
+    if (section === undefined || this.srcA === undefined || this.srcB === undefined) {
+      replace(this.list);
+      return;
+    }
+    const side = (name: string, src: SourceInfo, host: string, metrics: MetricEntry[], metric: string): CompareSide => ({
+      name,
+      source: src.name,
+      host,
+      origin: src.start,
+      metric: metrics.find((m) => m.name === metric),
+    });
+    for (const name of section.metrics) {
+      const a = side(this.srcA.name, this.srcA, this.hostA(), this.metricsA, name);
+      const b = side(this.srcB.name, this.srcB, this.hostB(), this.metricsB, name);
+      const entry = a.metric ?? b.metric;
+      if (entry === undefined) continue;
+      for (const plan of planCharts(entry)) this.cards.push(new CompareCard(entry, plan, a, b, { frame: this.frame, range: () => this.range.visible(), errorKey: ERRORS }));
+    }
+    replace(this.list, ...this.cards.map((c) => c.root));
+    for (const c of this.cards) this.observer.observe(c.root);
+  }
+
+  private seen(entries: IntersectionObserverEntry[]): void {
+    for (const e of entries) {
+      const card = this.cards.find((c) => c.root === e.target);
+      if (card === undefined) continue;
+      if (e.isIntersecting) {
+        this.visible.add(card);
+        if (!card.fresh) void card.load();
+      } else this.visible.delete(card);
+    }
+  }
+
+  private reloadAll(): Promise<void> {
+    for (const c of this.cards) c.fresh = false;
+    return Promise.all([...this.visible].map((c) => c.load())).then(() => undefined);
+  }
+
+  private zoom(start: number, end: number): void {
+    const z = this.range.zoomTo(start, end);
+    this.route = { ...this.route, from: z.start, to: z.end };
+    this.app.navigate(this.route, true);
+    this.showState();
+    void this.reloadAll();
+  }
+
+  private resetZoom(): void {
+    if (!this.range.zoomed) return;
+    this.range.reset();
+    const { from: _f, to: _t, ...rest } = this.route;
+    this.route = rest;
+    this.app.navigate(this.route, true);
+    this.showState();
+    void this.reloadAll();
+  }
+
+  private showState(): void {
+    this.zoomButton.disabled = !this.range.zoomed;
+    this.app.header.setView({ range: this.range.visible(), offsets: true, state: this.range.zoomed ? 'zoomed in' : 'whole recordings' });
+  }
+}

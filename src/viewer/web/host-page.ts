@@ -1,0 +1,260 @@
+/**
+ * A host page (or two hosts side by side): the section menu (from
+ * /api/v1/sections, so a new metric shows without viewer code), the charts of
+ * the section for each host, one shared cursor and zoom. Brushing a chart
+ * zooms every chart and refetches at its pixel width; live, the page follows
+ * the newest data every second until zoomed. Charts load when they come into
+ * view.
+ */
+import type { MetricEntry, SaveRequest, SectionInfo, ViewInfo } from '../api.js';
+import { apiGet } from './api-client.js';
+import { cgroupPicker, CGROUP_LABEL } from './cgroup-picker.js';
+import { ChartCard } from './chart-card.js';
+import type { ChartFrame } from './chart-frame.js';
+import { matchesFor, planCharts } from './chart-plan.js';
+import { el, replace } from './dom.js';
+import { clearError, clearErrors, reportError } from './error-line.js';
+import { type App, isLive, type Page } from './page.js';
+import { Poller } from './poller.js';
+import { formatRoute, type Route } from './route.js';
+import { saveButton } from './save-button.js';
+import { mergeSections } from './sections.js';
+import { ViewRange } from './view-range.js';
+
+type HostRoute = Extract<Route, { page: 'host' }>;
+
+const ERRORS = 'host';
+
+export class HostPage implements Page {
+  private readonly abort = new AbortController();
+  private readonly range: ViewRange;
+  private readonly source: string;
+  private readonly frame: ChartFrame;
+  private cards: ChartCard[] = [];
+  private readonly visible = new Set<ChartCard>();
+  private sections: SectionInfo[] = [];
+  private readonly metrics = new Map<string, MetricEntry[]>();
+  private cgroup = '';
+  private section: string | undefined;
+  private poller: Poller | undefined;
+  private readonly observer: IntersectionObserver;
+  private readonly resizer: ResizeObserver;
+  private resizeQueued = false;
+  private readonly nav = el('nav', { class: 'sections', 'aria-label': 'sections' });
+  private readonly head = el('div', { class: 'section-head' });
+  private readonly columns = el('div', { class: 'columns' });
+  private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
+
+  constructor(
+    private readonly app: App,
+    private readonly root: HTMLElement,
+    private route: HostRoute,
+  ) {
+    const info = app.info;
+    const src = info.sources[0];
+    this.source = src?.name ?? 'live';
+    const zoom = route.from !== undefined && route.to !== undefined ? { start: route.from, end: route.to } : undefined;
+    this.range = new ViewRange({ start: src?.start ?? 0, end: src?.end ?? 0 }, isLive(info), zoom);
+    this.frame = {
+      xMode: 'time',
+      xRange: () => {
+        const v = this.range.visible();
+        return [v.start / 1000, v.end / 1000];
+      },
+      syncKey: `host-page-${Math.random().toString(36).slice(2)}`,
+      onZoom: (from, to) => this.zoom(from * 1000, to * 1000),
+      onReset: () => this.resetZoom(),
+    };
+    this.observer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: '300px 0px' });
+    this.resizer = new ResizeObserver(() => this.queueResize());
+    this.zoomButton.addEventListener('click', () => this.resetZoom());
+    void this.start();
+  }
+
+  update(route: Route): boolean {
+    if (route.page !== 'host' || route.hosts.join('\n') !== this.route.hosts.join('\n')) return false;
+    const sectionChanged = route.section !== this.route.section;
+    this.route = route;
+    if (route.from !== undefined && route.to !== undefined) this.range.zoomTo(route.from, route.to);
+    else this.range.reset();
+    if (sectionChanged) this.showSection(route.section);
+    else void this.reloadAll();
+    this.showState();
+    return true;
+  }
+
+  destroy(): void {
+    this.abort.abort();
+    this.poller?.stop();
+    this.observer.disconnect();
+    this.resizer.disconnect();
+    for (const c of this.cards) c.destroy();
+    this.cards = [];
+    clearErrors(ERRORS);
+  }
+
+  private async start(): Promise<void> {
+    const hosts = this.route.hosts;
+    const tools = el('div', { class: 'toolbar' }, el('a', { href: '#/fleet', class: 'back' }, '← fleet'), el('h2', { class: 'hosts' }, hosts.join(' · ')), this.zoomButton);
+    if (this.app.info.canSave) {
+      tools.append(saveButton(() => this.saveRequest()));
+    }
+    replace(this.root, el('div', { class: 'host-page' }, tools, el('div', { class: 'layout' }, this.nav, el('div', { class: 'content' }, this.head, this.columns))));
+    this.resizer.observe(this.columns);
+    this.showState();
+    try {
+      const answers = await Promise.all(
+        hosts.map(async (host) => {
+          const [sections, metrics] = await Promise.all([
+            apiGet<SectionInfo[]>('sections', { source: this.source, host }, this.abort.signal),
+            apiGet<MetricEntry[]>('metrics', { source: this.source, host }, this.abort.signal),
+          ]);
+          return { host, sections, metrics };
+        }),
+      );
+      this.sections = mergeSections(answers.map((a) => a.sections));
+      for (const a of answers) this.metrics.set(a.host, a.metrics);
+      clearError(`${ERRORS}:load`);
+    } catch (error) {
+      reportError(`${ERRORS}:load`, error);
+      return;
+    }
+    this.showSection(this.route.section);
+    if (this.range.live) this.poller = new Poller(() => this.tick()).start();
+  }
+
+  private showSection(name: string | undefined): void {
+    const section = this.sections.find((s) => s.name === name) ?? this.sections[0];
+    this.section = section?.name;
+    replace(
+      this.nav,
+      ...this.sections.map((s) =>
+        el(
+          'a',
+          {
+            href: formatRoute({ ...this.route, section: s.name }),
+            class: s.name === this.section ? 'current' : undefined,
+            'aria-current': s.name === this.section ? 'page' : undefined,
+          },
+          s.name,
+          el('span', { class: 'count' }, String(s.metrics.length)),
+        ),
+      ),
+    );
+    for (const c of this.cards) c.destroy();
+    this.cards = [];
+    this.visible.clear();
+    this.observer.disconnect();
+    if (section === undefined) {
+      replace(this.head, el('h2', {}, 'no metrics'));
+      replace(this.columns, el('p', { class: 'muted' }, 'This host has no metrics in this source.'));
+      return;
+    }
+    const sectionMetrics = (host: string) =>
+      section.metrics.map((n) => this.metrics.get(host)?.find((m) => m.name === n)).filter((m): m is MetricEntry => m !== undefined);
+    const all = this.route.hosts.flatMap(sectionMetrics);
+    const picker = cgroupPicker(all, this.cgroup, (glob) => {
+      this.cgroup = glob;
+      void this.reloadAll();
+    });
+    replace(this.head, el('h2', {}, section.name), picker);
+    this.columns.className = `columns cols-${this.route.hosts.length}`;
+    replace(
+      this.columns,
+      ...this.route.hosts.map((host) => {
+        const cards = sectionMetrics(host).flatMap((m) => planCharts(m).map((plan) => new ChartCard(m, plan, this.cardContext(host))));
+        this.cards.push(...cards);
+        return el(
+          'div',
+          { class: 'column', 'data-host': host },
+          this.route.hosts.length > 1 ? el('h2', { class: 'column-host' }, host) : null,
+          el('div', { class: 'cards' }, ...cards.map((c) => c.root)),
+        );
+      }),
+    );
+    for (const c of this.cards) this.observer.observe(c.root);
+  }
+
+  private cardContext(host: string) {
+    return {
+      source: this.source,
+      host,
+      frame: this.frame,
+      matches: (m: MetricEntry) => matchesFor(m, { [CGROUP_LABEL]: this.cgroup }),
+      range: () => this.range.visible(),
+      errorKey: ERRORS,
+    };
+  }
+
+  private seen(entries: IntersectionObserverEntry[]): void {
+    for (const e of entries) {
+      const card = this.cards.find((c) => c.root === e.target);
+      if (card === undefined) continue;
+      if (e.isIntersecting) {
+        this.visible.add(card);
+        if (!card.fresh) void card.load();
+      } else {
+        this.visible.delete(card);
+      }
+    }
+  }
+
+  /** The range changed: charts in view load now, the others when they come into view. */
+  private reloadAll(): Promise<void> {
+    for (const c of this.cards) c.fresh = false;
+    return Promise.all([...this.visible].map((c) => c.load())).then(() => undefined);
+  }
+
+  private zoom(start: number, end: number): void {
+    const z = this.range.zoomTo(start, end);
+    this.route = { ...this.route, from: z.start, to: z.end };
+    this.app.navigate(this.route, true);
+    this.showState();
+    void this.reloadAll();
+  }
+
+  private resetZoom(): void {
+    if (!this.range.zoomed) return;
+    this.range.reset();
+    const { from: _f, to: _t, ...rest } = this.route;
+    this.route = rest;
+    this.app.navigate(this.route, true);
+    this.showState();
+    void this.reloadAll();
+  }
+
+  private showState(): void {
+    this.zoomButton.disabled = !this.range.zoomed;
+    const state = this.range.following ? 'following live' : this.range.live ? 'paused: zoomed in (reset zoom to follow live)' : this.range.zoomed ? 'zoomed in' : 'whole recording';
+    this.app.header.setView({ range: this.range.visible(), state });
+  }
+
+  /** Live: the source's newest data, then the charts in view when following it. */
+  private async tick(): Promise<void> {
+    try {
+      const info = await apiGet<ViewInfo>('info', {}, this.abort.signal);
+      const src = info.sources.find((s) => s.name === this.source);
+      if (src !== undefined) this.range.setExtent({ start: src.start, end: src.end });
+      clearError(`${ERRORS}:info`);
+    } catch (error) {
+      reportError(`${ERRORS}:info`, error);
+      return;
+    }
+    this.showState();
+    if (this.range.following) await this.reloadAll();
+  }
+
+  private saveRequest(): SaveRequest {
+    const v = this.range.visible();
+    return { hosts: [...this.route.hosts], start: Math.floor(v.start), end: Math.ceil(v.end) };
+  }
+
+  private queueResize(): void {
+    if (this.resizeQueued) return;
+    this.resizeQueued = true;
+    requestAnimationFrame(() => {
+      this.resizeQueued = false;
+      for (const c of this.cards) c.resize();
+    });
+  }
+}

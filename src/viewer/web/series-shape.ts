@@ -1,0 +1,67 @@
+/**
+ * A query answer as chart lines: x in seconds (uPlot's time unit), and for
+ * each series the lines its kind draws:
+ * - rate: the rate over the step (solid) and, where the frames are denser than
+ *   the step, the burst: the highest per-sample rate in it (dashed, lighter);
+ * - value: the value (solid) and, where a step holds several samples, its min
+ *   and max as a band;
+ * - percentiles: one line per percentile.
+ * Lines carry the series' index, so a series keeps one colour. Pure.
+ */
+import type { QueryResult } from '../api.js';
+
+/** main: the value; burst: the step's highest per-sample rate; min/max: a band; b: source B in a comparison */
+export type LineRole = 'main' | 'burst' | 'min' | 'max' | 'b';
+
+export interface LineSpec {
+  readonly label: string;
+  readonly values: (number | null)[];
+  readonly role: LineRole;
+  /** the query series it comes from: its colour */
+  readonly series: number;
+}
+
+export interface LineChartData {
+  /** step starts, unix seconds */
+  readonly x: number[];
+  readonly lines: LineSpec[];
+  /** [upper line, lower line] indices of the bands to fill */
+  readonly bands: [number, number][];
+}
+
+/** Whether `hi` rises above `lo` anywhere by more than rounding noise. */
+export function differs(hi: readonly (number | null)[], lo: readonly (number | null)[]): boolean {
+  for (let i = 0; i < hi.length; i++) {
+    const a = hi[i];
+    const b = lo[i];
+    if (a === null || a === undefined || b === null || b === undefined) continue;
+    if (Math.abs(a - b) > 1e-9 * Math.max(1, Math.abs(a), Math.abs(b))) return true;
+  }
+  return false;
+}
+
+const copy = (v: readonly (number | null)[]): (number | null)[] => v.map((x) => (x === null || Number.isFinite(x) ? x : null));
+
+export function lineChartData(r: Pick<QueryResult, 't' | 'series'>, kind: 'rate' | 'value' | 'percentiles'): LineChartData {
+  const x = r.t.map((t) => t / 1000);
+  const lines: LineSpec[] = [];
+  const bands: [number, number][] = [];
+  r.series.forEach((s, i) => {
+    const name = s.name === '' ? 'value' : s.name;
+    lines.push({ label: name, values: copy(s.avg), role: 'main', series: i });
+    if (kind === 'rate' && differs(s.max, s.avg)) {
+      lines.push({ label: `${name} burst`, values: copy(s.max), role: 'burst', series: i });
+    }
+    if (kind === 'value' && (differs(s.max, s.avg) || differs(s.avg, s.min))) {
+      lines.push({ label: `${name} max`, values: copy(s.max), role: 'max', series: i });
+      lines.push({ label: `${name} min`, values: copy(s.min), role: 'min', series: i });
+      bands.push([lines.length - 2, lines.length - 1]);
+    }
+  });
+  return { x, lines, bands };
+}
+
+/** For a log axis: values at or below zero cannot be drawn and become gaps. */
+export function positiveOnly(values: readonly (number | null)[]): (number | null)[] {
+  return values.map((v) => (v !== null && v > 0 ? v : null));
+}
