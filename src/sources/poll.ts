@@ -41,6 +41,14 @@ class SnapshotDescriptors implements DescriptorLookup {
   }
 }
 
+/** fetch's "fetch failed" with what failed underneath (ECONNREFUSED 127.0.0.1:4241, a DNS error, ...). */
+export function fetchErrorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof cause?.code === 'string' ? cause.code : undefined;
+  return detail === undefined || error.message.includes(detail) ? error.message : `${error.message}: ${detail}`;
+}
+
 export interface PollOptions {
   /** the agent's address (`http://host:4241`) or its snapshot URL */
   readonly url: string;
@@ -113,7 +121,7 @@ export class PollSource implements FrameSource {
           this.#lastError = undefined;
         },
         (error: unknown) => {
-          this.#lastError = error instanceof Error ? error.message : String(error);
+          this.#lastError = fetchErrorText(error);
           if (this.#failures++ === 0) this.log.warn({ url: this.target, err: error }, 'polling the agent failed; retrying every interval');
         },
       );
