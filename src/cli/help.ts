@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -11,6 +11,41 @@ const ONE_SHOT_SECURITY = `                     credentials and TLS: REZOLUS_NAT
                      _TLS_CA, _TLS_CERT, _TLS_KEY, _INBOX_PREFIX (REZOLUS_NATS_ each)`;
 
 export const HELP: Record<Mode | 'main', string> = {
+  view: `Usage: rezolus view [options]                      the live bus: every host
+       rezolus view [options] FILE.parquet         a recording or a hindsight dump
+       rezolus view [options] A.parquet B.parquet  two recordings compared (or name=path)
+       rezolus view [options] http://HOST:4241     one agent's HTTP, polled
+
+A web viewer: a fleet page (one row per host: CPU, run-queue p99, memory,
+network, block IO, sampler states, last frame age), and per host a page in
+sections (CPU, Memory, Network, Scheduler, Block IO, cgroups, ...):
+histograms as percentile lines and bucket heatmaps, counters as rates with
+the burst view (the highest per-sample rate in each step), per-CPU
+heatmaps. Live, a host's page starts with the stream's whole window and
+follows new frames; "save this window" writes the hosts and range on
+screen to a Parquet file, as hindsight does. Two files are drawn on shared
+axes (seconds from each file's start) with their difference.
+
+It prints the URL to open. It listens on 127.0.0.1 on a free port unless
+--listen; any other address needs REZOLUS_HTTP_TOKEN (16+ characters),
+then open /login?token=<token> once.
+
+Options:
+  --listen HOST:PORT address of the viewer (default 127.0.0.1:0, a free port)
+  --interval DUR     agent URL: poll interval; live: row interval of saved
+                     files (default 1s)
+  --window DUR       live: how far back the pages reach (default: the stream's
+                     max_age, 15m unless set); agent URL: what is kept (15m)
+  --hosts PATTERN    live: "*" (default) or host names and globs
+  --stream NAME      live: the stream to read (default REZOLUS)
+  --save-dir DIR     live: where "save this window" writes (default .)
+  --nats URL         live: NATS server URL(s) (env REZOLUS_NATS_URL; default:
+                     npm start's private server, from ./data/nats.url, else
+                     ${NATS_DEFAULT})
+${ONE_SHOT_SECURITY}
+  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default info)
+  -h, --help         this text
+`,
   'nats-auth': `Usage: rezolus nats-auth --hosts web-1,web-2 [options] > rezolus-auth.conf
 
 Prints a nats-server config fragment: one user per host whose agent may
@@ -43,6 +78,7 @@ Modes:
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
   hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)
+  view       a web viewer: the live fleet, a recording, two recordings compared, or an agent
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
@@ -91,8 +127,10 @@ The embedded default. With no NATS URL (--nats, REZOLUS_NATS_URL or
 config/up.toml) it starts a private "nats-server -js" on loopback with its
 store under the data directory: on port 4222, or on a free port when
 something else holds 4222 (it never uses a server it did not start; pass
---nats for that). Then it runs the agent and the exporter in this process
-and prints where to look. Ctrl-C stops everything it started.
+--nats for that). Then it runs the agent, the exporter, the hindsight
+service (the stream's window written to Parquet on demand) and the web
+viewer in this process and prints where to look. Ctrl-C stops everything it
+started.
 
 Options:
   --data-dir DIR     store of the private nats-server (default ./data)
@@ -101,6 +139,8 @@ Options:
   --interval DUR     sampler interval and exporter window (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hindsight-listen HOST:PORT  hindsight service address (default 127.0.0.1:4243)
+  --view-listen HOST:PORT  viewer address (default 127.0.0.1 on a free port; off: no
+                     viewer; off loopback it needs REZOLUS_HTTP_TOKEN)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
 ${common('up', 'none: a private server')}`,
   record: `Usage: rezolus record [options] [-- command args]

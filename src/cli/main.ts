@@ -14,8 +14,9 @@ import { OPTIONS, type CliContext, type CliMode, type Flags, type OptionName } f
 import { NATS_AUTH } from './nats-auth.js';
 import { RECORD } from './record.js';
 import { UP } from './up.js';
+import { VIEW } from './view.js';
 
-const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH };
+const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW };
 
 /**
  * `--interval -1s` as `--interval=-1s`: parseArgs takes a value that starts

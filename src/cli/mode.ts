@@ -29,6 +29,9 @@ export const OPTIONS = {
   nkeys: { type: 'boolean' },
   'secrets-dir': { type: 'string' },
   durable: { type: 'string' },
+  window: { type: 'string' },
+  'save-dir': { type: 'string' },
+  'view-listen': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

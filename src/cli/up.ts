@@ -4,6 +4,8 @@ import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { EXPORTER_SPEC, loadExporterConfig } from '../config/exporter.js';
 import { HINDSIGHT_SPEC, loadHindsightConfig } from '../config/hindsight.js';
 import { loadUpConfig } from '../config/up.js';
+import { httpToken } from '../config/http-token.js';
+import type { KeySpec } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { SAMPLER_NAMES } from '../samplers/registry.js';
@@ -17,6 +19,7 @@ const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
 const LISTEN = keySpec(EXPORTER_SPEC.general, 'listen');
 const HOSTS = keySpec(EXPORTER_SPEC.general, 'hosts');
 const HINDSIGHT_LISTEN = keySpec(HINDSIGHT_SPEC.http, 'listen');
+const VIEW_LISTEN: KeySpec = { type: 'listen', default: '127.0.0.1:0', doc: 'HOST:PORT of the viewer up serves (a free loopback port by default; "off" for none).' };
 
 /** A config file of up.toml's that exists, else the built-in defaults. */
 const existing = (path: string | undefined): string | undefined => (path !== undefined && existsSync(path) ? path : undefined);
@@ -37,6 +40,8 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
     listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
   });
+  const viewListen = flags['view-listen'] === 'off' ? { host: '127.0.0.1', port: 0 } : (listenFlag(VIEW_LISTEN, flags['view-listen'], '--view-listen') ?? { host: '127.0.0.1', port: 0 });
+  const viewToken = httpToken(viewListen, '', 'rezolus up viewer', process.env, '--view-listen');
   let forcePort: number | undefined;
   if (flags['nats-port'] !== undefined) {
     forcePort = Number(flags['nats-port']);
@@ -56,6 +61,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
       agent,
       exporter,
       hindsight,
+      viewer: flags['view-listen'] === 'off' ? undefined : { listen: viewListen, token: viewToken === '' ? undefined : viewToken },
     },
     log,
   );
@@ -64,6 +70,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
     `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
     `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
     `  exporter  ${running.exporter.url}`,
+    ...(running.viewer === undefined ? [] : [`  viewer    ${running.viewer.url}${viewToken === '' ? '' : 'login?token=<REZOLUS_HTTP_TOKEN>'} (the fleet live, each host's last ${Math.round(hindsight.durationMs / 60_000)} min)`]),
     `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
     '  Ctrl-C stops everything started here.',
   ];
@@ -74,6 +81,6 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
 }
 
 export const UP: CliMode = {
-  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen'],
+  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen', 'view-listen'],
   run: upMode,
 };

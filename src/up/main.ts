@@ -8,6 +8,7 @@ import type { HindsightConfig } from '../config/hindsight.js';
 import { runHindsight, type RunningHindsight } from '../hindsight/main.js';
 import { runExporter, type RunningExporter } from '../exporter/main.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
+import { runViewer, type RunningViewer } from '../viewer/main.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 
 /**
@@ -29,6 +30,8 @@ export interface UpOptions {
   readonly agent: Omit<AgentConfig, 'natsUrl'>;
   readonly exporter: Omit<ExporterConfig, 'natsUrl'>;
   readonly hindsight: Omit<HindsightConfig, 'natsUrl'>;
+  /** the web viewer of the live bus; undefined = none */
+  readonly viewer?: { readonly listen: { readonly host: string; readonly port: number }; readonly token: string | undefined } | undefined;
 }
 
 export interface RunningUp {
@@ -38,6 +41,7 @@ export interface RunningUp {
   readonly agent: RunningAgent;
   readonly exporter: RunningExporter;
   readonly hindsight: RunningHindsight;
+  readonly viewer: RunningViewer | undefined;
   stop(): Promise<void>;
 }
 
@@ -79,6 +83,7 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   let agent: RunningAgent | undefined;
   let exporter: RunningExporter | undefined;
   let hindsight: RunningHindsight | undefined;
+  let viewer: RunningViewer | undefined;
   try {
     // The exporter binds its port first, so a busy port fails before anything else starts.
     const priv = server !== undefined;
@@ -86,14 +91,30 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
     agent = await runAgent({ ...o.agent, natsUrl: url, nats: priv ? forPrivateServer(o.agent.nats) : o.agent.nats }, log.child({ process: 'agent' }));
     // after the agent: it creates the stream the hindsight service checks
     hindsight = await runHindsight({ ...o.hindsight, natsUrl: url, nats: priv ? forPrivateServer(o.hindsight.nats) : o.hindsight.nats }, log.child({ process: 'hindsight' }));
-    const [runningAgent, runningExporter, runningHindsight] = [agent, exporter, hindsight];
+    if (o.viewer !== undefined) {
+      const h = o.hindsight;
+      viewer = await runViewer(
+        {
+          source: { kind: 'live', natsUrl: url, nats: priv ? forPrivateServer(h.nats) : h.nats, stream: h.stream, hosts: '*' },
+          listen: o.viewer.listen,
+          token: o.viewer.token,
+          windowMs: undefined,
+          saveDir: '.',
+          saveIntervalMs: h.intervalMs,
+        },
+        log.child({ process: 'viewer' }),
+      );
+    }
+    const [runningAgent, runningExporter, runningHindsight, runningViewer] = [agent, exporter, hindsight, viewer];
     return {
       natsUrl: url,
       server,
       agent: runningAgent,
       exporter: runningExporter,
       hindsight: runningHindsight,
+      viewer: runningViewer,
       async stop() {
+        await runningViewer?.stop();
         await runningHindsight.stop();
         await runningExporter.stop();
         await runningAgent.stop();
@@ -101,6 +122,7 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
       },
     };
   } catch (error) {
+    await viewer?.stop();
     await hindsight?.stop();
     await exporter?.stop();
     await agent?.stop();

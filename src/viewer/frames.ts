@@ -1,0 +1,83 @@
+/**
+ * Frames into Tracks: one Track per (host, sampler), each frame one sample
+ * at the end of its acquisition window. Series ids are the recording's
+ * column names, so a live host and a recorded one name a series alike.
+ */
+import type { Frame } from '../frame/types.js';
+import type { SparseHistogram } from '../metrics/histogram.js';
+import { columnsOf } from '../parquet/columns.js';
+import { Track, type SeriesInfo } from './track.js';
+
+type Sample = Map<string, { readonly info: SeriesInfo; readonly value: number | SparseHistogram }>;
+
+/** The series of a descriptor, computed once per descriptor hash. */
+const infosOf = new WeakMap<Frame['descriptor'], (SeriesInfo | undefined)[]>();
+
+function seriesOf(frame: Frame): (SeriesInfo | undefined)[] {
+  let infos = infosOf.get(frame.descriptor);
+  if (infos === undefined) {
+    const d = frame.descriptor;
+    infos = columnsOf(d).map((c) =>
+      c === undefined ? undefined : { id: c.name, metric: c.metric, kind: c.kind, unit: c.unit, labels: c.labels, description: d.metrics[c.metric]?.description ?? '' },
+    );
+    infosOf.set(frame.descriptor, infos);
+  }
+  return infos;
+}
+
+/** A frame's values by series id, counters as numbers (precision beyond 2^53 does not matter on a chart). */
+export function sampleOf(frame: Frame, only?: ReadonlySet<string>): Sample {
+  const infos = seriesOf(frame);
+  const sample: Sample = new Map();
+  frame.values.forEach((value, i) => {
+    const info = infos[i];
+    if (info === undefined || (only !== undefined && !only.has(info.metric))) return;
+    sample.set(info.id, { info, value: typeof value === 'bigint' ? Number(value) : value });
+  });
+  return sample;
+}
+
+/** The end of a frame's window in unix ms. */
+export function frameTimeMs(frame: Frame): number {
+  return Number(frame.endNs / 1000n) / 1000;
+}
+
+/**
+ * A host's frames as tracks per sampler. Frames older than a sampler's
+ * newest are dropped (a track only goes forward); `only` keeps the metrics
+ * named (the fleet page's summaries).
+ */
+export class HostTracks {
+  readonly bySampler = new Map<string, Track>();
+  lastMs = 0;
+
+  constructor(
+    readonly host: string,
+    private readonly only?: ReadonlySet<string>,
+  ) {}
+
+  add(frame: Frame): boolean {
+    let track = this.bySampler.get(frame.sampler);
+    if (track === undefined) {
+      track = new Track();
+      this.bySampler.set(frame.sampler, track);
+    }
+    const t = frameTimeMs(frame);
+    const last = track.last;
+    if (last !== undefined && t <= last) return false;
+    track.append(t, frame.instance, sampleOf(frame, this.only));
+    if (t > this.lastMs) this.lastMs = t;
+    return true;
+  }
+
+  trim(beforeMs: number): void {
+    for (const [sampler, track] of this.bySampler) {
+      track.trim(beforeMs);
+      if (track.t.length === 0) this.bySampler.delete(sampler);
+    }
+  }
+
+  tracks(): Track[] {
+    return [...this.bySampler.values()];
+  }
+}

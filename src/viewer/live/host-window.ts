@@ -1,0 +1,70 @@
+/**
+ * One host's window, opened when its page is: the stream's window of that
+ * host replayed (an ordered consumer from now − window), then the host
+ * followed live. Live frames that arrive while the replay runs wait and go
+ * in after it, so each sampler's track only goes forward.
+ */
+import type { Logger } from 'pino';
+import type { Frame } from '../../frame/types.js';
+import type { BusLink } from '../../sources/link.js';
+import { LiveSource } from '../../sources/live.js';
+import { ReplaySource } from '../../sources/replay.js';
+import { HostTracks } from '../frames.js';
+
+export class HostWindow {
+  readonly tracks: HostTracks;
+  /** resolves once the replayed window is in */
+  readonly ready: Promise<void>;
+  lastUsed = Date.now();
+  readonly #live: LiveSource;
+  #replay: ReplaySource | undefined;
+  #waiting: Frame[] | undefined = [];
+
+  constructor(
+    readonly host: string,
+    private readonly link: BusLink,
+    private readonly stream: string,
+    private readonly windowMs: number,
+    private readonly log: Logger,
+  ) {
+    this.tracks = new HostTracks(host);
+    this.#live = new LiveSource({ bus: link, hosts: host, waitForBucket: true }, log);
+    this.ready = this.#open();
+  }
+
+  async #open(): Promise<void> {
+    await this.#live.start((frame) => {
+      if (this.#waiting === undefined) this.tracks.add(frame);
+      else this.#waiting.push(frame);
+    });
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    const replay = new ReplaySource(
+      { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.windowMs) * 1_000_000n, untilNs: nowNs },
+      this.log,
+    );
+    this.#replay = replay;
+    try {
+      await replay.start((frame) => {
+        this.tracks.add(frame);
+      });
+      await replay.done;
+    } catch (error) {
+      // a window the stream cannot give (gone, refused) still leaves the live part
+      this.log.warn({ err: error, host: this.host }, 'could not replay the window of the host; showing it from now on');
+    } finally {
+      const waiting = this.#waiting ?? [];
+      this.#waiting = undefined;
+      for (const frame of waiting) this.tracks.add(frame);
+    }
+  }
+
+  trim(nowMs: number): void {
+    this.tracks.trim(nowMs - this.windowMs);
+  }
+
+  async close(): Promise<void> {
+    this.#live.stop();
+    this.#replay?.stop();
+    await Promise.allSettled([this.#live.done, this.#replay?.done, this.ready]);
+  }
+}

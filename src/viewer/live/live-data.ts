@@ -1,0 +1,165 @@
+/**
+ * `rezolus view` on the live bus: the fleet page from FleetView, a host's
+ * page from a HostWindow opened on first look and closed when nobody has
+ * looked for a while (at most MAX_OPEN at once), "save this window" through
+ * the hindsight path (a replayed window recorded to Parquet).
+ */
+import { join, resolve } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { hostToken } from '../../bus/subjects.js';
+import { BadRequestError } from '../../errors.js';
+import { runRecord } from '../../record/main.js';
+import type { BusLink } from '../../sources/link.js';
+import { VERSION } from '../../version.js';
+import type { HostSummary, SaveRequest, SaveResult, ViewInfo } from '../api.js';
+import { NotFoundError, seriesOfTracks, type ViewerData } from '../data.js';
+import type { SeriesInfo, Track } from '../track.js';
+import { FleetView } from './fleet.js';
+import { HostWindow } from './host-window.js';
+
+export interface LiveDataOptions {
+  readonly link: BusLink;
+  readonly natsUrl: string;
+  readonly stream: string;
+  /** `*` or names and globs */
+  readonly hosts: string;
+  /** how far back a host page reaches; undefined = the stream's max_age */
+  readonly windowMs: number | undefined;
+  /** where "save this window" writes */
+  readonly saveDir: string;
+  /** row interval of a saved file */
+  readonly saveIntervalMs: number;
+}
+
+/** Host windows held at once: each holds every series of a host for the window. */
+const MAX_OPEN = 6;
+/** A host window nobody asked for this long is closed. */
+const IDLE_MS = 120_000;
+const SWEEP_MS = 5000;
+
+export class LiveData implements ViewerData {
+  readonly fleet: FleetView;
+  readonly #windows = new Map<string, HostWindow>();
+  readonly #sweep: NodeJS.Timeout;
+  #windowMs = 15 * 60_000;
+  readonly #started = Date.now();
+
+  constructor(
+    private readonly o: LiveDataOptions,
+    private readonly log: Logger,
+  ) {
+    this.fleet = new FleetView(o.link, o.stream, o.hosts, o.windowMs ?? this.#windowMs, log.child({ component: 'fleet' }));
+    this.#sweep = setInterval(() => this.#tidy(), SWEEP_MS);
+    this.#sweep.unref();
+  }
+
+  /** Reads the window from the stream, then follows the fleet (in the background while no agent has made the bucket). */
+  async start(): Promise<void> {
+    if (this.o.windowMs !== undefined) this.#windowMs = this.o.windowMs;
+    else {
+      try {
+        const info = await (await jetstreamManager(this.o.link.nc)).streams.info(this.o.stream);
+        this.#windowMs = Math.round(info.config.max_age / 1e6) || this.#windowMs;
+      } catch (error) {
+        this.log.info({ err: error, stream: this.o.stream }, 'stream not readable yet; host pages reach back 15 min');
+      }
+    }
+    this.fleet.start().catch((error: unknown) => this.log.error({ err: error }, 'cannot follow the fleet'));
+  }
+
+  info(): ViewInfo {
+    const hosts = this.fleet.hostNames();
+    const now = Date.now();
+    let problem: string | undefined;
+    if (!this.o.link.connected()) problem = `NATS at ${this.o.natsUrl} does not answer; reconnecting`;
+    else if (!this.fleet.following) problem = 'waiting for the first agent (no descriptor bucket on this NATS yet)';
+    return {
+      mode: 'live',
+      sources: [{ name: 'live', location: this.o.natsUrl, start: Math.max(this.#started - this.#windowMs, now - this.#windowMs), end: now, hosts }],
+      windowMs: this.#windowMs,
+      canSave: true,
+      version: VERSION,
+      ...(problem === undefined ? {} : { problem }),
+    };
+  }
+
+  hosts(source: string | undefined): HostSummary[] {
+    this.#checkSource(source);
+    return this.fleet.summaries();
+  }
+
+  async series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]> {
+    return seriesOfTracks(await this.tracks(source, host));
+  }
+
+  async tracks(source: string | undefined, host: string): Promise<readonly Track[]> {
+    this.#checkSource(source);
+    let w = this.#windows.get(host);
+    if (w === undefined) {
+      if (!this.fleet.has(host)) throw new NotFoundError(`no frames of host "${host}" on the bus in the last minutes (hosts: ${this.fleet.hostNames().join(', ') || 'none yet'})`);
+      w = new HostWindow(host, this.o.link, this.o.stream, this.#windowMs, this.log.child({ component: 'host-window', host }));
+      this.#windows.set(host, w);
+      this.#closeOldest();
+    }
+    w.lastUsed = Date.now();
+    await w.ready;
+    return w.tracks.tracks();
+  }
+
+  async save(request: SaveRequest): Promise<SaveResult> {
+    const hosts = request.hosts.map((h) => hostToken(h));
+    if (hosts.length === 0) throw new BadRequestError('save needs at least one host');
+    if (!(request.end > request.start)) throw new BadRequestError('save needs a time range with end after start');
+    const now = Date.now();
+    if (request.start < now - this.#windowMs) throw new BadRequestError(`the stream keeps only the last ${Math.round(this.#windowMs / 1000)} s; the range starts before that`);
+    const stamp = new Date(request.start).toISOString().replace(/[:.]/g, '-');
+    const name = `view-${hosts.length === 1 ? hosts[0] : `${hosts.length}-hosts`}-${stamp}.parquet`;
+    const output = resolve(join(this.o.saveDir, name));
+    const rec = await runRecord(
+      {
+        natsUrl: this.o.natsUrl,
+        bus: this.o.link,
+        hosts: hosts.join(','),
+        intervalMs: this.o.saveIntervalMs,
+        durationMs: undefined,
+        output,
+        replay: { stream: this.o.stream, sinceNs: BigInt(Math.floor(request.start)) * 1_000_000n, untilNs: BigInt(Math.ceil(Math.min(request.end, now))) * 1_000_000n },
+      },
+      this.log.child({ component: 'save' }),
+    );
+    const s = await rec.done;
+    if (!s.written) throw new NotFoundError(`nothing to save: the stream has no frames of ${hosts.join(', ')} in that range`);
+    this.log.info({ output: s.output, rows: s.rows, frames: s.frames, rowStats: s.rowStats, skipped: s.skipped }, 'window saved');
+    return { path: resolve(s.output), rows: s.rows };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#sweep);
+    await Promise.allSettled([this.fleet.stop(), ...[...this.#windows.values()].map((w) => w.close())]);
+    this.#windows.clear();
+  }
+
+  #checkSource(source: string | undefined): void {
+    if (source !== undefined && source !== 'live') throw new NotFoundError(`no source "${source}" (this viewer shows the live bus)`);
+  }
+
+  #tidy(): void {
+    const now = Date.now();
+    this.fleet.trim(now);
+    for (const [host, w] of this.#windows) {
+      if (now - w.lastUsed > IDLE_MS) {
+        this.#windows.delete(host);
+        void w.close();
+      } else w.trim(now);
+    }
+  }
+
+  #closeOldest(): void {
+    while (this.#windows.size > MAX_OPEN) {
+      const [host, w] = [...this.#windows.entries()].reduce((a, b) => (a[1].lastUsed <= b[1].lastUsed ? a : b));
+      this.#windows.delete(host);
+      void w.close();
+    }
+  }
+}
