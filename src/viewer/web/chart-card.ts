@@ -7,7 +7,7 @@
 import type { MetricEntry, QueryResult } from '../api.js';
 import { apiGet, apiUrl, isAbort } from './api-client.js';
 import type { ChartFrame } from './chart-frame.js';
-import { Y_AXIS_SIZE } from './chart-frame.js';
+import { plotWidthOf } from './chart-frame.js';
 import { GridChart } from './chart-grid.js';
 import { LineChart } from './chart-line.js';
 import { type ChartPlan, cpuLabelOf } from './chart-plan.js';
@@ -81,7 +81,7 @@ export class ChartCard {
 
   private budget(): number {
     const plot = this.line?.plotWidth() ?? this.grid?.plotWidth();
-    return Math.max(50, plot ?? this.width() - Y_AXIS_SIZE - 10);
+    return plot ?? plotWidthOf(this.width());
   }
 
   /** Fetches the range on screen and draws it. */
@@ -111,6 +111,7 @@ export class ChartCard {
       this.fresh = true;
       clearError(key);
       this.draw();
+      this.record.width = this.line?.plotWidth() ?? this.grid?.plotWidth();
     } catch (error) {
       if (isAbort(error) || seq !== this.seq) return;
       reportError(key, error);

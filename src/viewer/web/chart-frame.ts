@@ -21,12 +21,22 @@ export interface ChartFrame {
 }
 
 export const Y_AXIS_SIZE = 76;
+/** fixed padding (top, right, bottom, left): uPlot's automatic one moves the plotting area with the tick labels, and the width is the query budget */
+const PAD_RIGHT = 24;
+const PAD_LEFT = 4;
+const PADDING: uPlot.Padding = [12, PAD_RIGHT, 0, PAD_LEFT];
+
+/** The plotting area's width in CSS pixels of a chart `width` wide: what its queries ask for. */
+export function plotWidthOf(width: number): number {
+  return Math.max(50, Math.round(width - Y_AXIS_SIZE - PAD_RIGHT - PAD_LEFT));
+}
 
 /** The x axis, cursor, brush and hooks of a chart on `frame`; the caller adds series, the y scale and axis. */
 export function frameOptions(frame: ChartFrame, width: number, height: number): uPlot.Options {
   return {
     width,
     height,
+    padding: PADDING,
     series: [
       {
         value: (_u: uPlot, v: number | null) =>
@@ -38,7 +48,7 @@ export function frameOptions(frame: ChartFrame, width: number, height: number): 
     },
     axes: [
       frame.xMode === 'time'
-        ? { space: 50, values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) => timeTicks(splits, incr) }
+        ? { space: 40, values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) => timeTicks(splits, incr) }
         : { space: 50, incrs: [...OFFSET_INCRS], values: (_u: uPlot, splits: number[]) => splits.map((v) => formatOffset(v)) },
     ],
     cursor: {

@@ -142,7 +142,7 @@ export class GridChart {
       yPos: (v) => u.valToPos(v, 'y', true),
       left,
       width,
-      ...(d.yLog ? { yFloor: logFloor(d.grid.lower, d.grid.upper) } : {}),
+      ...(d.yLog ? { yFloor: logFloor(d.grid.lower, d.grid.upper), minHeight: 3 * devicePixelRatio } : {}),
     });
     const max = gridMax(d.grid.values);
     const byLevel: (typeof cells)[] = Array.from({ length: LEVELS }, () => []);

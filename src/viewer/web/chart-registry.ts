@@ -1,7 +1,9 @@
 /**
  * `window.__charts`: every chart on the page with the query it drew and what
- * it drew, for the browser tests (they compare it with GET /api/v1/query),
- * and `window.__draws`, a count of chart draws. Nothing else reads them.
+ * it drew, for the browser tests (they compare it with GET /api/v1/query);
+ * `window.__draws`, a count of chart draws, and `window.__firstDrawMs`, when
+ * the first chart was drawn (performance.now(), for the benchmarks). Nothing
+ * else reads them.
  */
 import type { QueryFn, QueryResult } from '../api.js';
 import type { ChartKind } from './chart-plan.js';
@@ -18,6 +20,8 @@ export interface ChartRecord {
   result: QueryResult | undefined;
   /** what the chart holds: uPlot's data for lines, the grid for heatmaps */
   data: unknown;
+  /** the plotting area's width in CSS pixels: the next query's budget */
+  width: number | undefined;
   /** times the chart was drawn */
   draws: number;
 }
@@ -26,16 +30,18 @@ declare global {
   interface Window {
     __charts: ChartRecord[];
     __draws: number;
+    __firstDrawMs: number | undefined;
   }
 }
 
 window.__charts = [];
 window.__draws = 0;
+window.__firstDrawMs = undefined;
 
 let next = 0;
 
-export function registerChart(r: Omit<ChartRecord, 'id' | 'url' | 'result' | 'data' | 'draws'>): ChartRecord {
-  const record: ChartRecord = { ...r, id: `c${next++}`, url: '', result: undefined, data: undefined, draws: 0 };
+export function registerChart(r: Omit<ChartRecord, 'id' | 'url' | 'result' | 'data' | 'draws' | 'width'>): ChartRecord {
+  const record: ChartRecord = { ...r, id: `c${next++}`, url: '', result: undefined, data: undefined, draws: 0, width: undefined };
   window.__charts.push(record);
   return record;
 }
@@ -46,5 +52,6 @@ export function unregisterChart(record: ChartRecord): void {
 
 export function countDraw(record: ChartRecord | undefined): void {
   window.__draws++;
+  window.__firstDrawMs ??= performance.now();
   if (record !== undefined) record.draws++;
 }

@@ -7,7 +7,7 @@
 import type { MetricEntry, QueryResult } from '../api.js';
 import { apiGet, apiUrl, isAbort } from './api-client.js';
 import type { ChartFrame } from './chart-frame.js';
-import { Y_AXIS_SIZE } from './chart-frame.js';
+import { plotWidthOf } from './chart-frame.js';
 import { GridChart, type GridData } from './chart-grid.js';
 import { LineChart } from './chart-line.js';
 import { type ChartPlan, cpuLabelOf } from './chart-plan.js';
@@ -94,7 +94,7 @@ export class CompareCard {
       fn: this.plan.fn,
       start: r.start,
       end: r.end,
-      budget: Math.max(50, (this.main?.plotWidth() ?? this.grids[0]?.plotWidth() ?? this.width() - Y_AXIS_SIZE - 10) | 0),
+      budget: this.main?.plotWidth() ?? this.grids[0]?.plotWidth() ?? plotWidthOf(this.width()),
     };
     return apiGet<QueryResult>('query', params, signal).then((result) => ({ url: apiUrl('query', params), result }));
   }
@@ -113,12 +113,17 @@ export class CompareCard {
       this.fresh = true;
       clearError(key);
       this.draw(ra.result, rb.result);
+      this.record.width = this.main?.plotWidth() ?? this.grid0Width();
     } catch (error) {
       if (isAbort(error) || seq !== this.seq) return;
       reportError(key, error);
       this.status.className = 'status bad';
       this.status.textContent = error instanceof Error ? error.message : String(error);
     }
+  }
+
+  private grid0Width(): number | undefined {
+    return this.grids[0]?.plotWidth();
   }
 
   resize(): void {

@@ -26,6 +26,8 @@ export interface Mapping {
   readonly width: number;
   /** the y value drawn for a row bound at or below zero (log axes have no zero) */
   readonly yFloor?: number;
+  /** the least height of a cell, grown about its middle (an h2 bucket is a sliver of a log axis over decades) */
+  readonly minHeight?: number;
 }
 
 export interface Cell {
@@ -40,21 +42,28 @@ export interface Cell {
 
 /**
  * The rectangles of every cell with a value, snapped to whole pixels and at
- * least 1 px each way (a one-sample column of an hour still shows); columns
- * wholly outside the plotting area are left out.
+ * least 1 px wide (a one-sample column of an hour still shows) and
+ * `minHeight` tall; columns wholly outside the plotting area are left out.
  */
 export function cellRects(grid: Grid, map: Mapping): Cell[] {
   const cells: Cell[] = [];
   const right = map.left + map.width;
   const floor = map.yFloor;
   const yOf = (v: number) => map.yPos(floor !== undefined && v <= floor ? floor : v);
+  const minH = Math.max(1, map.minHeight ?? 1);
   const rowTop: number[] = [];
   const rowBottom: number[] = [];
   for (let r = 0; r < grid.lower.length; r++) {
-    const top = Math.round(yOf(grid.upper[r] ?? 0));
-    const bottom = Math.round(yOf(grid.lower[r] ?? 0));
-    rowTop.push(Math.min(top, bottom));
-    rowBottom.push(Math.max(top, bottom));
+    const a = yOf(grid.upper[r] ?? 0);
+    const b = yOf(grid.lower[r] ?? 0);
+    let top = Math.round(Math.min(a, b));
+    let bottom = Math.round(Math.max(a, b));
+    if (bottom - top < minH) {
+      top = Math.round((a + b) / 2 - minH / 2);
+      bottom = top + minH;
+    }
+    rowTop.push(top);
+    rowBottom.push(bottom);
   }
   for (let c = 0; c < grid.x.length; c++) {
     const t = grid.x[c];
@@ -70,7 +79,7 @@ export function cellRects(grid: Grid, map: Mapping): Cell[] {
       const y = rowTop[r];
       const bottom = rowBottom[r];
       if (y === undefined || bottom === undefined) continue;
-      cells.push({ x: x0, y, w, h: Math.max(1, bottom - y), col: c, row: r, value });
+      cells.push({ x: x0, y, w, h: bottom - y, col: c, row: r, value });
     }
   }
   return cells;

@@ -117,6 +117,7 @@ export class HostPage implements Page {
       clearError(`${ERRORS}:load`);
     } catch (error) {
       reportError(`${ERRORS}:load`, error);
+      replace(this.columns, el('p', { class: 'muted' }, 'Nothing to show: see the line above.'));
       return;
     }
     this.showSection(this.route.section);

@@ -62,6 +62,11 @@ test('cells: one rectangle per value, snapped to pixels, at least 1 px', (t) => 
   const thin = cellRects({ x: [0], step: 0.01, lower: [0], upper: [0.001], values: [[5]] }, identity);
   t.is(thin[0]?.w, 1);
   t.is(thin[0]?.h, 1);
+  // a sliver of a row grows about its middle to the least height
+  const grown = cellRects({ x: [0], step: 10, lower: [40], upper: [40.5], values: [[5]] }, { ...identity, minHeight: 3 });
+  t.deepEqual([grown[0]?.y, grown[0]?.h], [Math.round(59.75 - 1.5), 3]);
+  const tall = cellRects({ x: [0], step: 10, lower: [0], upper: [50], values: [[5]] }, { ...identity, minHeight: 3 });
+  t.deepEqual([tall[0]?.y, tall[0]?.h], [50, 50]);
 });
 
 test('cells: columns outside the plotting area are left out', (t) => {
