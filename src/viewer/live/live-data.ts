@@ -43,7 +43,8 @@ export class LiveData implements ViewerData {
   readonly #windows = new Map<string, HostWindow>();
   readonly #sweep: NodeJS.Timeout;
   #windowMs = 15 * 60_000;
-  readonly #started = Date.now();
+  /** unix ms of the oldest message the stream holds (a young stream has less than the window) */
+  #streamFirstMs = 0;
 
   constructor(
     private readonly o: LiveDataOptions,
@@ -65,7 +66,18 @@ export class LiveData implements ViewerData {
         this.log.info({ err: error, stream: this.o.stream }, 'stream not readable yet; host pages reach back 15 min');
       }
     }
+    await this.#readStreamStart();
     this.fleet.start().catch((error: unknown) => this.log.error({ err: error }, 'cannot follow the fleet'));
+  }
+
+  async #readStreamStart(): Promise<void> {
+    try {
+      const info = await (await jetstreamManager(this.o.link.nc)).streams.info(this.o.stream);
+      const first = Date.parse(info.state.first_ts);
+      if (info.state.messages > 0 && Number.isFinite(first)) this.#streamFirstMs = first;
+    } catch {
+      // not there yet: the window's start stays now − window
+    }
   }
 
   info(): ViewInfo {
@@ -76,7 +88,7 @@ export class LiveData implements ViewerData {
     else if (!this.fleet.following) problem = 'waiting for the first agent (no descriptor bucket on this NATS yet)';
     return {
       mode: 'live',
-      sources: [{ name: 'live', location: this.o.natsUrl, start: Math.max(this.#started - this.#windowMs, now - this.#windowMs), end: now, hosts }],
+      sources: [{ name: 'live', location: this.o.natsUrl, start: Math.max(this.#streamFirstMs, now - this.#windowMs), end: now, hosts }],
       windowMs: this.#windowMs,
       canSave: true,
       version: VERSION,
@@ -146,6 +158,7 @@ export class LiveData implements ViewerData {
 
   #tidy(): void {
     const now = Date.now();
+    void this.#readStreamStart();
     this.fleet.trim(now);
     for (const [host, w] of this.#windows) {
       if (now - w.lastUsed > IDLE_MS) {
