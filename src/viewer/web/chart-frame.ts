@@ -31,6 +31,9 @@ export function plotWidthOf(width: number): number {
   return Math.max(50, Math.round(width - Y_AXIS_SIZE - PAD_RIGHT - PAD_LEFT));
 }
 
+/** Room per time tick: ranges up to 15 min may get HH:MM:SS labels, wider than HH:MM. */
+const timeSpace = (_u: uPlot, _axis: number, min: number, max: number): number => (max - min <= 900 ? 62 : 42);
+
 /** The x axis, cursor, brush and hooks of a chart on `frame`; the caller adds series, the y scale and axis. */
 export function frameOptions(frame: ChartFrame, width: number, height: number): uPlot.Options {
   return {
@@ -48,7 +51,7 @@ export function frameOptions(frame: ChartFrame, width: number, height: number): 
     },
     axes: [
       frame.xMode === 'time'
-        ? { space: 40, values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) => timeTicks(splits, incr) }
+        ? { space: timeSpace, values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) => timeTicks(splits, incr) }
         : { space: 50, incrs: [...OFFSET_INCRS], values: (_u: uPlot, splits: number[]) => splits.map((v) => formatOffset(v)) },
     ],
     cursor: {

@@ -27,6 +27,8 @@ export class FleetPage implements Page {
   private readonly table = el('table', { class: 'fleet' });
   private readonly compare = el('button', { type: 'button', class: 'compare-hosts', disabled: true }, 'compare side by side');
   private readonly note = el('span', { class: 'muted' });
+  private readonly tools: HTMLElement;
+  private saving: HTMLElement | undefined;
   private sourceStart: number;
   private sourceEnd: number;
 
@@ -42,9 +44,9 @@ export class FleetPage implements Page {
       const hosts = [...this.checked].slice(0, 2);
       if (hosts.length === 2) app.navigate({ page: 'host', hosts });
     });
-    const tools = el('div', { class: 'toolbar' }, el('h2', {}, 'Fleet'), this.compare, this.note);
-    if (app.info.canSave) tools.append(saveButton(() => this.saveRequest()));
-    replace(root, el('div', { class: 'fleet-page' }, tools, el('div', { class: 'table-wrap' }, this.table)));
+    this.tools = el('div', { class: 'toolbar' }, el('h2', {}, 'Fleet'), this.compare, this.note);
+    this.offerSave();
+    replace(root, el('div', { class: 'fleet-page' }, this.tools, el('div', { class: 'table-wrap' }, this.table)));
     const range = src === undefined ? undefined : { start: src.start, end: src.end };
     app.header.setView({ ...(range === undefined ? {} : { range }), state: isLive(app.info) ? 'following live' : 'whole recording' });
     void this.refresh().then(() => {
@@ -69,6 +71,8 @@ export class FleetPage implements Page {
         isLive(this.app.info) ? apiGet<ViewInfo>('info', {}, this.abort.signal) : Promise.resolve(this.app.info),
       ]);
       this.hosts = hosts;
+      if (info !== this.app.info) this.app.setInfo(info);
+      this.offerSave();
       const src = info.sources.find((s) => s.name === this.source);
       if (src !== undefined) {
         this.sourceStart = src.start;
@@ -81,6 +85,13 @@ export class FleetPage implements Page {
       return;
     }
     this.render();
+  }
+
+  /** The save button, once the source can save (a live viewer that has connected). */
+  private offerSave(): void {
+    if (this.saving !== undefined || !this.app.info.canSave) return;
+    this.saving = saveButton(() => this.saveRequest());
+    this.tools.append(this.saving);
   }
 
   /** Frame age: from now when live, from the recording's end for a file. */
@@ -115,7 +126,8 @@ export class FleetPage implements Page {
         return th;
       }),
     );
-    replace(this.table, el('thead', {}, head), el('tbody', {}, ...rows.map((r) => this.row(r))));
+    const empty = el('tr', {}, el('td', { colspan: FLEET_COLUMNS.length + 1, class: 'muted' }, isLive(this.app.info) ? 'no host has sent a frame yet' : 'this source has no hosts'));
+    replace(this.table, el('thead', {}, head), el('tbody', {}, ...(rows.length === 0 ? [empty] : rows.map((r) => this.row(r)))));
     this.compare.disabled = this.checked.size !== 2;
     this.note.textContent = `${this.hosts.length} host${this.hosts.length === 1 ? '' : 's'}${this.checked.size > 0 ? ` · ${this.checked.size} checked` : ''}`;
   }

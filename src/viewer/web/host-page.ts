@@ -43,6 +43,8 @@ export class HostPage implements Page {
   private readonly nav = el('nav', { class: 'sections', 'aria-label': 'sections' });
   private readonly head = el('div', { class: 'section-head' });
   private readonly columns = el('div', { class: 'columns' });
+  private tools: HTMLElement | undefined;
+  private saving: HTMLElement | undefined;
   private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
 
   constructor(
@@ -96,12 +98,17 @@ export class HostPage implements Page {
   private async start(): Promise<void> {
     const hosts = this.route.hosts;
     const tools = el('div', { class: 'toolbar' }, el('a', { href: '#/fleet', class: 'back' }, '← fleet'), el('h2', { class: 'hosts' }, hosts.join(' · ')), this.zoomButton);
-    if (this.app.info.canSave) {
-      tools.append(saveButton(() => this.saveRequest()));
-    }
+    this.tools = tools;
+    this.offerSave();
     replace(this.root, el('div', { class: 'host-page' }, tools, el('div', { class: 'layout' }, this.nav, el('div', { class: 'content' }, this.head, this.columns))));
     this.resizer.observe(this.columns);
     this.showState();
+    await this.loadHost();
+  }
+
+  /** Sections and metrics of the hosts, then the charts; live, tried again every second until it works (NATS back, the host's first frame). */
+  private async loadHost(): Promise<void> {
+    const hosts = this.route.hosts;
     try {
       const answers = await Promise.all(
         hosts.map(async (host) => {
@@ -116,8 +123,10 @@ export class HostPage implements Page {
       for (const a of answers) this.metrics.set(a.host, a.metrics);
       clearError(`${ERRORS}:load`);
     } catch (error) {
+      if (this.abort.signal.aborted) return;
       reportError(`${ERRORS}:load`, error);
-      replace(this.columns, el('p', { class: 'muted' }, 'Nothing to show: see the line above.'));
+      replace(this.columns, el('p', { class: 'muted' }, this.range.live ? 'Nothing to show yet: see the line above (trying again every second).' : 'Nothing to show: see the line above.'));
+      if (this.range.live) setTimeout(() => void this.loadHost(), 1000);
       return;
     }
     this.showSection(this.route.section);
@@ -234,6 +243,8 @@ export class HostPage implements Page {
   private async tick(): Promise<void> {
     try {
       const info = await apiGet<ViewInfo>('info', {}, this.abort.signal);
+      this.app.setInfo(info);
+      this.offerSave();
       const src = info.sources.find((s) => s.name === this.source);
       if (src !== undefined) this.range.setExtent({ start: src.start, end: src.end });
       clearError(`${ERRORS}:info`);
@@ -243,6 +254,13 @@ export class HostPage implements Page {
     }
     this.showState();
     if (this.range.following) await this.reloadAll();
+  }
+
+  /** The save button, once the source can save (a live viewer that has connected). */
+  private offerSave(): void {
+    if (this.saving !== undefined || this.tools === undefined || !this.app.info.canSave) return;
+    this.saving = saveButton(() => this.saveRequest());
+    this.tools.append(this.saving);
   }
 
   private saveRequest(): SaveRequest {

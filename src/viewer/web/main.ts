@@ -7,7 +7,7 @@ import type { ViewInfo } from '../api.js';
 import { apiGet } from './api-client.js';
 import { ComparePage } from './compare-page.js';
 import { byId, el, replace } from './dom.js';
-import { reportError } from './error-line.js';
+import { clearError, reportError } from './error-line.js';
 import { FleetPage } from './fleet-page.js';
 import { Header } from './header.js';
 import { HostPage } from './host-page.js';
@@ -35,8 +35,17 @@ async function boot(): Promise<void> {
   const root = byId('app');
   let page: Page | undefined;
 
+  const showProblem = (i: ViewInfo) => {
+    if (i.problem === undefined) clearError('problem');
+    else reportError('problem', new Error(i.problem));
+  };
+  showProblem(info);
   const app: App = {
     info,
+    setInfo(next) {
+      this.info = next;
+      showProblem(next);
+    },
     header,
     navigate(route, replaceEntry = false) {
       const hash = formatRoute(route);

@@ -10,7 +10,10 @@ export interface Page {
 }
 
 export interface App {
-  readonly info: ViewInfo;
+  /** the latest /api/v1/info (live pages read it again every second) */
+  info: ViewInfo;
+  /** takes a newer /api/v1/info: its `problem` (NATS away, the agent refusing) is the error line's until it clears */
+  setInfo(info: ViewInfo): void;
   readonly header: Header;
   /** goes to a route: a new history entry, or `replace` the current one without rebuilding the page */
   navigate(route: Route, replace?: boolean): void;

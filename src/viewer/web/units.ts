@@ -104,11 +104,12 @@ export function formatValue(v: number | null | undefined, unit: string, digits =
 
 /**
  * Axis tick labels: like formatValue with the count's name left to the axis
- * label. uPlot's log axes pass null for the minor ticks it leaves unlabelled:
- * those give ''.
+ * label, and zero a bare 0. uPlot's log axes pass null for the minor ticks it
+ * leaves unlabelled: those give ''.
  */
 export function formatTick(v: number | null | undefined, unit: string): string {
   if (v === null || v === undefined) return '';
+  if (v === 0) return '0';
   const scale = unitScale(unit);
   if (scale.kind === 'count') {
     if (!Number.isFinite(v)) return '';

@@ -69,6 +69,7 @@ test('ticks: null (a log axis minor tick) is empty, counts leave the name to the
   t.is(formatTick(null, 'nanoseconds'), '');
   t.is(formatTick(undefined, 'bytes'), '');
   t.is(formatTick(1e6, 'nanoseconds'), '1 ms');
+  t.is(formatTick(0, 'nanoseconds/s'), '0');
   t.is(formatTick(2500, 'events/s'), '2.5k');
   t.is(formatTick(4 * 1024 * 1024, 'bytes/s'), '4 MiB/s');
   t.is(axisLabel('events/s'), 'events/s');
