@@ -10,6 +10,8 @@ ensureNpm();
 const missing = ensureDebian([
   ['/usr/sbin/nats-server', 'nats-server'],
   ['/usr/bin/promtool', 'prometheus'],
+  // the viewer's browser tests (test/helpers/browser.ts; playwright-core drives it)
+  ['/usr/bin/chromium', 'chromium'],
 ]);
 if (missing.length > 0) process.stderr.write(`[test] tests that need ${missing.join(', ')} will fail\n`);
 buildNative();

@@ -10,6 +10,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext, Implementation, TestFn } from 'ava';
@@ -19,6 +20,7 @@ export const CHROMIUM_BIN = '/usr/bin/chromium';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const ARTIFACTS = join(ROOT, 'test-artifacts');
 const INSTALL = 'apt-get install -y --no-install-recommends chromium';
+const INSTALL_LOCK = join(tmpdir(), 'rezolus-chromium-install.lock');
 
 function say(line: string): void {
   process.stderr.write(`[browser] ${line}\n`);
@@ -26,21 +28,18 @@ function say(line: string): void {
 
 /**
  * Makes sure /usr/bin/chromium is there: installs Debian's package as root
- * (apt-get update first; waits for another apt-get holding the lock).
+ * (apt-get update first; one process at a time, under a lock file; npm test's
+ * set-up installs it before any test file runs).
  * Returns undefined when it is there, else why the browser tests are skipped.
  */
 export function ensureChromium(): string | undefined {
   if (existsSync(CHROMIUM_BIN)) return undefined;
   if (process.getuid?.() !== 0) return `${CHROMIUM_BIN} is missing and this is not root: run "sudo ${INSTALL}"`;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const lock = ['-o', 'DPkg::Lock::Timeout=600'];
   say(`installing chromium (${INSTALL}): about a minute and a half`);
-  spawnSync('apt-get', ['update', '-qq', ...lock], { env, stdio: 'inherit', timeout: 300_000 });
-  const r = spawnSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', ...lock, 'chromium', 'fonts-dejavu-core'], {
-    env,
-    stdio: 'inherit',
-    timeout: 900_000,
-  });
+  // browser test files load at once: one installs under the lock, the others wait and find it there
+  const script = `[ -x ${CHROMIUM_BIN} ] || { apt-get update -qq; apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 chromium fonts-dejavu-core; }`;
+  const r = spawnSync('flock', [INSTALL_LOCK, 'sh', '-c', script], { env, stdio: 'inherit', timeout: 900_000 });
   if (existsSync(CHROMIUM_BIN)) return undefined;
   return `"${INSTALL}" failed (status ${r.status ?? r.signal ?? r.error?.message}); the browser tests need ${CHROMIUM_BIN}`;
 }
