@@ -61,7 +61,7 @@ export class AgentData implements ViewerData {
     };
   }
 
-  hosts(source: string | undefined): HostSummary[] {
+  async hosts(source: string | undefined): Promise<HostSummary[]> {
     this.#check(source);
     return [...this.#hosts.values()].map((h) => summarize(h.host, h.lastMs, h.tracks()));
   }

@@ -125,7 +125,7 @@ export function buildViewerApp(o: ViewerAppOptions): FastifyInstance {
 
   app.get('/api/v1/hosts', async (req, reply) => {
     try {
-      return data.hosts(str(req.query as Record<string, unknown>, 'source'));
+      return await data.hosts(str(req.query as Record<string, unknown>, 'source'));
     } catch (error) {
       return send(reply, error);
     }

@@ -10,7 +10,7 @@ import type { SeriesInfo, Track } from './track.js';
 export interface ViewerData {
   info(): ViewInfo;
   /** the fleet page's rows of one source (default: the first) */
-  hosts(source: string | undefined): HostSummary[];
+  hosts(source: string | undefined): Promise<HostSummary[]>;
   /** every series of a host (a recording reads no values for this); throws NotFoundError for an unknown source or host */
   series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]>;
   /** a host's samples, with at least the columns of `metrics` (default: all) read; throws NotFoundError as series() */

@@ -91,7 +91,7 @@ function connecting(location: string, why: () => string | undefined): ViewerData
       mode: 'live', sources: [{ name: 'live', location, start: Date.now() - 60_000, end: Date.now(), hosts: [] }], canSave: false, version: VERSION,
       problem: `connecting to NATS at ${location}${why() === undefined ? '' : `: ${why()}`}`,
     }),
-    hosts: () => [],
+    hosts: () => Promise.resolve([]),
     series: () => Promise.reject(new RezolusError('NOT_READY', `still connecting to NATS at ${location}`)),
     tracks: () => Promise.reject(new RezolusError('NOT_READY', `still connecting to NATS at ${location}`)),
     close: () => Promise.resolve(),

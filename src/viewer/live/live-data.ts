@@ -96,7 +96,7 @@ export class LiveData implements ViewerData {
     };
   }
 
-  hosts(source: string | undefined): HostSummary[] {
+  async hosts(source: string | undefined): Promise<HostSummary[]> {
     this.#checkSource(source);
     return this.fleet.summaries();
   }
