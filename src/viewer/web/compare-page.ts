@@ -12,6 +12,7 @@ import { CompareCard, type CompareSide } from './compare-card.js';
 import { el, replace } from './dom.js';
 import { clearError, clearErrors, reportError } from './error-line.js';
 import type { App, Page } from './page.js';
+import { LazyCards } from './lazy-cards.js';
 import { formatRoute, type Route } from './route.js';
 import { mergeSections } from './sections.js';
 import { ViewRange } from './view-range.js';
@@ -26,12 +27,10 @@ export class ComparePage implements Page {
   private readonly frame: ChartFrame;
   private readonly srcA: SourceInfo | undefined;
   private readonly srcB: SourceInfo | undefined;
-  private cards: CompareCard[] = [];
-  private readonly visible = new Set<CompareCard>();
+  private readonly cards = new LazyCards<CompareCard>();
   private sections: SectionInfo[] = [];
   private metricsA: MetricEntry[] = [];
   private metricsB: MetricEntry[] = [];
-  private readonly observer: IntersectionObserver;
   private readonly resizer: ResizeObserver;
   private readonly nav = el('nav', { class: 'sections', 'aria-label': 'sections' });
   private readonly head = el('div', { class: 'section-head' });
@@ -58,8 +57,7 @@ export class ComparePage implements Page {
       onZoom: (from, to) => this.zoom(from * 1000, to * 1000),
       onReset: () => this.resetZoom(),
     };
-    this.observer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: '300px 0px' });
-    this.resizer = new ResizeObserver(() => requestAnimationFrame(() => this.cards.forEach((c) => c.resize())));
+    this.resizer = new ResizeObserver(() => requestAnimationFrame(() => this.cards.resizeAll()));
     this.zoomButton.addEventListener('click', () => this.resetZoom());
     void this.start();
   }
@@ -79,16 +77,15 @@ export class ComparePage implements Page {
     if (route.from !== undefined && route.to !== undefined) this.range.zoomTo(route.from, route.to);
     else this.range.reset();
     if (sectionChanged) this.showSection();
-    else void this.reloadAll();
+    else void this.cards.reloadAll();
     this.showState();
     return true;
   }
 
   destroy(): void {
     this.abort.abort();
-    this.observer.disconnect();
     this.resizer.disconnect();
-    for (const c of this.cards) c.destroy();
+    this.cards.clear();
     clearErrors(ERRORS);
   }
 
@@ -148,10 +145,7 @@ export class ComparePage implements Page {
         ),
       ),
     );
-    for (const c of this.cards) c.destroy();
-    this.cards = [];
-    this.visible.clear();
-    this.observer.disconnect();
+    this.cards.clear();
     replace(this.head, el('h2', {}, section?.name ?? 'no metrics'));
     if (section === undefined || this.srcA === undefined || this.srcB === undefined) {
       replace(this.list);
@@ -164,39 +158,26 @@ export class ComparePage implements Page {
       origin: src.start,
       metric: metrics.find((m) => m.name === metric),
     });
+    const charts: CompareCard[] = [];
     for (const name of section.metrics) {
       const a = side(this.srcA.name, this.srcA, this.hostA(), this.metricsA, name);
       const b = side(this.srcB.name, this.srcB, this.hostB(), this.metricsB, name);
       const entry = a.metric ?? b.metric;
       if (entry === undefined) continue;
-      for (const plan of planCharts(entry)) this.cards.push(new CompareCard(entry, plan, a, b, { frame: this.frame, range: () => this.range.visible(), errorKey: ERRORS }));
+      for (const plan of planCharts(entry)) charts.push(new CompareCard(entry, plan, a, b, { frame: this.frame, range: () => this.range.visible(), errorKey: ERRORS }));
     }
-    replace(this.list, ...this.cards.map((c) => c.root));
-    for (const c of this.cards) this.observer.observe(c.root);
+    replace(this.list, ...charts.map((c) => c.root));
+    this.cards.set(charts);
   }
 
-  private seen(entries: IntersectionObserverEntry[]): void {
-    for (const e of entries) {
-      const card = this.cards.find((c) => c.root === e.target);
-      if (card === undefined) continue;
-      if (e.isIntersecting) {
-        this.visible.add(card);
-        if (!card.fresh) void card.load();
-      } else this.visible.delete(card);
-    }
-  }
 
-  private reloadAll(): Promise<void> {
-    for (const c of this.cards) c.fresh = false;
-    return Promise.all([...this.visible].map((c) => c.load())).then(() => undefined);
-  }
 
   private zoom(start: number, end: number): void {
     const z = this.range.zoomTo(start, end);
     this.route = { ...this.route, from: z.start, to: z.end };
     this.app.navigate(this.route, true);
     this.showState();
-    void this.reloadAll();
+    void this.cards.reloadAll();
   }
 
   private resetZoom(): void {
@@ -206,7 +187,7 @@ export class ComparePage implements Page {
     this.route = rest;
     this.app.navigate(this.route, true);
     this.showState();
-    void this.reloadAll();
+    void this.cards.reloadAll();
   }
 
   private showState(): void {

@@ -16,6 +16,7 @@ import { el, replace } from './dom.js';
 import { clearError, clearErrors, reportError } from './error-line.js';
 import { type App, isLive, type Page } from './page.js';
 import { Poller } from './poller.js';
+import { LazyCards } from './lazy-cards.js';
 import { formatRoute, type Route } from './route.js';
 import { saveButton } from './save-button.js';
 import { mergeSections } from './sections.js';
@@ -30,14 +31,12 @@ export class HostPage implements Page {
   private readonly range: ViewRange;
   private readonly source: string;
   private readonly frame: ChartFrame;
-  private cards: ChartCard[] = [];
-  private readonly visible = new Set<ChartCard>();
+  private readonly cards = new LazyCards<ChartCard>();
   private sections: SectionInfo[] = [];
   private readonly metrics = new Map<string, MetricEntry[]>();
   private cgroup = '';
   private section: string | undefined;
   private poller: Poller | undefined;
-  private readonly observer: IntersectionObserver;
   private readonly resizer: ResizeObserver;
   private resizeQueued = false;
   private readonly nav = el('nav', { class: 'sections', 'aria-label': 'sections' });
@@ -67,7 +66,6 @@ export class HostPage implements Page {
       onZoom: (from, to) => this.zoom(from * 1000, to * 1000),
       onReset: () => this.resetZoom(),
     };
-    this.observer = new IntersectionObserver((entries) => this.seen(entries), { rootMargin: '300px 0px' });
     this.resizer = new ResizeObserver(() => this.queueResize());
     this.zoomButton.addEventListener('click', () => this.resetZoom());
     void this.start();
@@ -80,7 +78,7 @@ export class HostPage implements Page {
     if (route.from !== undefined && route.to !== undefined) this.range.zoomTo(route.from, route.to);
     else this.range.reset();
     if (sectionChanged) this.showSection(route.section);
-    else void this.reloadAll();
+    else void this.cards.reloadAll();
     this.showState();
     return true;
   }
@@ -88,10 +86,8 @@ export class HostPage implements Page {
   destroy(): void {
     this.abort.abort();
     this.poller?.stop();
-    this.observer.disconnect();
     this.resizer.disconnect();
-    for (const c of this.cards) c.destroy();
-    this.cards = [];
+    this.cards.clear();
     clearErrors(ERRORS);
   }
 
@@ -151,10 +147,7 @@ export class HostPage implements Page {
         ),
       ),
     );
-    for (const c of this.cards) c.destroy();
-    this.cards = [];
-    this.visible.clear();
-    this.observer.disconnect();
+    this.cards.clear();
     if (section === undefined) {
       replace(this.head, el('h2', {}, 'no metrics'));
       replace(this.columns, el('p', { class: 'muted' }, 'This host has no metrics in this source.'));
@@ -165,15 +158,16 @@ export class HostPage implements Page {
     const all = this.route.hosts.flatMap(sectionMetrics);
     const picker = cgroupPicker(all, this.cgroup, (glob) => {
       this.cgroup = glob;
-      void this.reloadAll();
+      void this.cards.reloadAll();
     });
     replace(this.head, el('h2', {}, section.name), picker);
     this.columns.className = `columns cols-${this.route.hosts.length}`;
+    const charts: ChartCard[] = [];
     replace(
       this.columns,
       ...this.route.hosts.map((host) => {
         const cards = sectionMetrics(host).flatMap((m) => planCharts(m).map((plan) => new ChartCard(m, plan, this.cardContext(host))));
-        this.cards.push(...cards);
+        charts.push(...cards);
         return el(
           'div',
           { class: 'column', 'data-host': host },
@@ -182,7 +176,7 @@ export class HostPage implements Page {
         );
       }),
     );
-    for (const c of this.cards) this.observer.observe(c.root);
+    this.cards.set(charts);
   }
 
   private cardContext(host: string) {
@@ -196,31 +190,14 @@ export class HostPage implements Page {
     };
   }
 
-  private seen(entries: IntersectionObserverEntry[]): void {
-    for (const e of entries) {
-      const card = this.cards.find((c) => c.root === e.target);
-      if (card === undefined) continue;
-      if (e.isIntersecting) {
-        this.visible.add(card);
-        if (!card.fresh) void card.load();
-      } else {
-        this.visible.delete(card);
-      }
-    }
-  }
 
-  /** The range changed: charts in view load now, the others when they come into view. */
-  private reloadAll(): Promise<void> {
-    for (const c of this.cards) c.fresh = false;
-    return Promise.all([...this.visible].map((c) => c.load())).then(() => undefined);
-  }
 
   private zoom(start: number, end: number): void {
     const z = this.range.zoomTo(start, end);
     this.route = { ...this.route, from: z.start, to: z.end };
     this.app.navigate(this.route, true);
     this.showState();
-    void this.reloadAll();
+    void this.cards.reloadAll();
   }
 
   private resetZoom(): void {
@@ -230,7 +207,7 @@ export class HostPage implements Page {
     this.route = rest;
     this.app.navigate(this.route, true);
     this.showState();
-    void this.reloadAll();
+    void this.cards.reloadAll();
   }
 
   private showState(): void {
@@ -253,7 +230,7 @@ export class HostPage implements Page {
       return;
     }
     this.showState();
-    if (this.range.following) await this.reloadAll();
+    if (this.range.following) await this.cards.reloadAll();
   }
 
   /** The save button, once the source can save (a live viewer that has connected). */
@@ -273,7 +250,7 @@ export class HostPage implements Page {
     this.resizeQueued = true;
     requestAnimationFrame(() => {
       this.resizeQueued = false;
-      for (const c of this.cards) c.resize();
+      this.cards.resizeAll();
     });
   }
 }
