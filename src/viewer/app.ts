@@ -50,7 +50,8 @@ function num(q: Record<string, unknown>, key: string, fallback: number): number 
 function matchers(q: Record<string, unknown>): Record<string, string> {
   const raw = q.match;
   const list = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
-  const out: Record<string, string> = {};
+  // no prototype: `match=__proto__=x` is a label like any other, not a prototype to set
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const m of list) {
     const text = String(m);
     const eq = text.indexOf('=');
