@@ -31,7 +31,8 @@ function files(positionals: readonly string[]): { name: string; path: string }[]
     const eq = p.indexOf('=');
     const named = eq > 0 && !existsSync(p);
     const path = named ? p.slice(eq + 1) : p;
-    const name = named ? p.slice(0, eq) : positionals.length === 1 ? basename(path) : String.fromCharCode(65 + i);
+    // a name made from the file name keeps what a source name may hold ("my run (1).parquet" is my_run_1_.parquet)
+    const name = named ? p.slice(0, eq) : positionals.length === 1 ? basename(path).replace(/[^A-Za-z0-9_.-]+/g, '_') : String.fromCharCode(65 + i);
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`a source name may hold letters, digits, "_", "-" and "."; got "${name}"`);
     if (!existsSync(path)) throw new ConfigError(`no such file: ${path}`);
     if (!statSync(path).isFile()) throw new ConfigError(`not a file: ${path}`);

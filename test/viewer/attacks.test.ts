@@ -1,0 +1,148 @@
+/**
+ * Attacks on `rezolus view` with real parts (real recordings, a private
+ * nats-server, the CLI as a process): each test is a way the viewer was
+ * broken, and holds now.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { silentLogger } from '../../src/log/logger.js';
+import type { QueryResult } from '../../src/viewer/api.js';
+import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
+import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
+import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
+
+let dir: string;
+let file: string;
+/** a cgroup path as the agent labels it: long enough for a backtracking glob to take hours */
+const CGROUP = '/system.slice/docker-0123456789abcdef0123456789abcdef.scope';
+
+function config(source: ViewConfig['source'], token: string | undefined = undefined): ViewConfig {
+  return { source, listen: { host: '127.0.0.1', port: 0 }, token, windowMs: undefined, saveDir: dir, saveIntervalMs: 1000 };
+}
+
+async function fileViewer(token?: string): Promise<RunningViewer> {
+  return runViewer(config({ kind: 'files', files: [{ name: 'a', path: file }] }, token), silentLogger());
+}
+
+async function get<T>(v: RunningViewer, url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: T }> {
+  const r = await v.app.inject({ method: 'GET', url, headers });
+  return { status: r.statusCode, body: r.json() as T };
+}
+
+/** Runs the CLI until it prints its URL (then SIGTERM) or exits by itself; its stderr and exit code. */
+function viewCli(args: string[]): Promise<{ code: number | null; stderr: string; served: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  let served = false;
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    if (!served && /open http:\/\//.test(stderr)) {
+      served = true;
+      child.kill('SIGTERM');
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, served });
+    }),
+  );
+}
+
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-view-attacks-'));
+  file = join(dir, 'a.parquet');
+  const rows: Row[] = Array.from({ length: 120 }, (_, i) => ({ ns: T0 + BigInt(i) * 1_000_000_000n, host: 'web' }));
+  await writeRecording(
+    file,
+    rows,
+    [
+      { spec: spec('memory_available', 'gauge', {}, 'bytes'), cell: (r) => 1e9 + r },
+      { spec: spec(`cgroup_cpu_usage/${encodeURIComponent(CGROUP)}`, 'counter', { cgroup: CGROUP }, 'nanoseconds'), cell: (r) => BigInt(r * 1000) },
+    ],
+    meta(['web']),
+  );
+});
+
+test.after.always(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('a match glob built to backtrack (`*?` twelve times against a cgroup path) answers at once, not after hours', async (t) => {
+  const v = await fileViewer();
+  try {
+    const glob = `${'*?'.repeat(12)}X`;
+    const began = Date.now();
+    const r = await get<QueryResult>(v, `/api/v1/query?host=web&metric=cgroup_cpu_usage&match=${encodeURIComponent(`cgroup=${glob}`)}`);
+    t.is(r.status, 200);
+    t.deepEqual(r.body.series, [], 'nothing ends in X');
+    // and the globs still work
+    const hit = await get<QueryResult>(v, `/api/v1/query?host=web&metric=cgroup_cpu_usage&match=${encodeURIComponent(`cgroup=${'*?'.repeat(12)}.scope`)}`);
+    t.is(hit.body.series.length, 1);
+    const exact = await get<QueryResult>(v, `/api/v1/query?host=web&metric=cgroup_cpu_usage&match=${encodeURIComponent(`cgroup=${CGROUP}`)}`);
+    t.is(exact.body.series.length, 1);
+    t.log(`answered in ${Date.now() - began} ms`);
+  } finally {
+    await v.stop();
+  }
+});
+
+test('the linear glob matcher agrees with the RegExp it replaces on every glob and value over a small alphabet', (t) => {
+  const words = (alphabet: string, max: number): string[] => {
+    const out = [''];
+    for (let i = 0, from = 0; i < max; i++) {
+      const to = out.length;
+      for (let k = from; k < to; k++) for (const c of alphabet) out.push((out[k] as string) + c);
+      from = to;
+    }
+    return out;
+  };
+  const values = words('ab', 5);
+  let checked = 0;
+  for (const glob of words('a*?', 5)) {
+    const re = globToRegExp(glob);
+    const m = globMatcher(glob);
+    for (const value of values) {
+      if (m(value) !== re.test(value)) t.fail(`${glob} ~ ${value}: ${m(value)}, the RegExp says ${re.test(value)}`);
+      checked++;
+    }
+  }
+  t.is(globMatcher('sd?')('sdä'), true, 'one code point');
+  t.is(globMatcher('?')('😀'), true, 'one code point beyond the BMP');
+  t.true(checked > 10_000);
+});
+
+test('match on a label named __proto__ or constructor: a series without that label has the empty string there', async (t) => {
+  const v = await fileViewer();
+  try {
+    const q = (m: string): Promise<{ status: number; body: QueryResult }> => get<QueryResult>(v, `/api/v1/query?host=web&metric=memory_available&match=${encodeURIComponent(m)}`);
+    t.deepEqual((await q('__proto__=x')).body.series, [], 'no series has __proto__ = x');
+    t.is((await q('__proto__=')).body.series.length, 1);
+    t.deepEqual((await q('constructor=function*')).body.series, [], 'Object.prototype.constructor is not a label');
+    t.deepEqual((await q('toString=?*')).body.series, []);
+  } finally {
+    await v.stop();
+  }
+});
+
+test('a recording whose file name has a space, parentheses or accents opens (the name it gets on the page is made from the file name)', async (t) => {
+  for (const name of ['my recording (1).parquet', 'données.parquet']) {
+    copyFileSync(file, join(dir, name));
+    const r = await viewCli([join(dir, name)]);
+    t.true(r.served, `${name}: ${r.stderr}`);
+  }
+  // two files of the same name in two directories get A and B
+  const other = mkdtempSync(join(dir, 'other-'));
+  copyFileSync(file, join(other, 'a.parquet'));
+  const two = await viewCli([file, join(other, 'a.parquet')]);
+  t.true(two.served, two.stderr);
+  // a name given twice is refused, exit 2
+  const same = await viewCli([`A=${file}`, `A=${join(other, 'a.parquet')}`]);
+  t.is(same.code, 2, same.stderr);
+  t.regex(same.stderr, /same name/);
+});
