@@ -28,7 +28,12 @@ const FNS: readonly QueryFn[] = ['value', 'rate', 'percentiles', 'heatmap'];
 function cookieToken(header: string | undefined): string | undefined {
   for (const part of (header ?? '').split(';')) {
     const [k, ...v] = part.trim().split('=');
-    if (k === COOKIE) return decodeURIComponent(v.join('='));
+    if (k !== COOKIE) continue;
+    try {
+      return decodeURIComponent(v.join('='));
+    } catch {
+      return undefined; // not percent-encoding (`%E0%A4%A`): no token, a 401, not a 500
+    }
   }
   return undefined;
 }
@@ -113,7 +118,8 @@ export function buildViewerApp(o: ViewerAppOptions): FastifyInstance {
     });
     app.addHook('onRequest', async (req, reply) => {
       if (req.url.startsWith('/login')) return undefined;
-      const header = req.headers.authorization ?? (cookieToken(req.headers.cookie) === undefined ? undefined : `Bearer ${cookieToken(req.headers.cookie)}`);
+      const fromCookie = cookieToken(req.headers.cookie);
+      const header = req.headers.authorization ?? (fromCookie === undefined ? undefined : `Bearer ${fromCookie}`);
       if (!bearerMatches(header, token)) {
         return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'this viewer needs its token: open /login?token=<token>, or send Authorization: Bearer <token>' });
       }
