@@ -62,8 +62,12 @@ interface Found {
   readonly column: Column;
 }
 
+/** The largest |unix ms| a Date can hold: beyond it a range's span can overflow to Infinity and its step with it. */
+const MAX_DATE_MS = 8.64e15;
+
 function validate(q: Query): void {
-  if (!Number.isFinite(q.start) || !Number.isFinite(q.end)) throw new QueryError(400, `start and end must be unix ms, got ${q.start} and ${q.end}`);
+  const isDate = (ms: number): boolean => Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS;
+  if (!isDate(q.start) || !isDate(q.end)) throw new QueryError(400, `start and end must be unix ms within ±${MAX_DATE_MS}, got ${q.start} and ${q.end}`);
   if (q.end < q.start) throw new QueryError(400, `end (${q.end}) is before start (${q.start})`);
   if (Number.isNaN(q.budget)) throw new QueryError(400, 'budget must be a number');
   if (q.fn !== undefined && !(['value', 'rate', 'percentiles', 'heatmap'] as const).includes(q.fn)) throw new QueryError(400, `unknown fn "${q.fn}"`);
