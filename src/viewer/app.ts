@@ -7,7 +7,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import { BadRequestError, RezolusError } from '../errors.js';
-import { bearerMatches } from '../security/bearer.js';
+import { bearerMatches, isLoopback } from '../security/bearer.js';
 import type { MetricEntry, QueryFn, SaveRequest, SectionInfo } from './api.js';
 import { NotFoundError, type ViewerData } from './data.js';
 import { QueryError, runQuery } from './query/run.js';
@@ -105,6 +105,13 @@ export function sectionsOf(metrics: readonly MetricEntry[]): SectionInfo[] {
   return out;
 }
 
+/** The host name of a Host header (`[::1]:80` → `::1`, `localhost:4000` → `localhost`). */
+function hostName(header: string): string {
+  if (header.startsWith('[')) return header.slice(1, header.indexOf(']') < 0 ? undefined : header.indexOf(']'));
+  const colon = header.indexOf(':');
+  return (colon < 0 ? header : header.slice(0, colon)).replace(/\.$/, '');
+}
+
 export function buildViewerApp(o: ViewerAppOptions): FastifyInstance {
   // the page polls several queries a second: requests are not worth a log line each, only failures
   const app: FastifyInstance = Fastify({ loggerInstance: o.log.child({}, { level: 'warn' }) as FastifyBaseLogger });
@@ -124,6 +131,14 @@ export function buildViewerApp(o: ViewerAppOptions): FastifyInstance {
         return reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'this viewer needs its token: open /login?token=<token>, or send Authorization: Bearer <token>' });
       }
       return undefined;
+    });
+  } else {
+    // No token means loopback only, and only by a loopback name: a page of another site whose name is
+    // rebound to 127.0.0.1 (DNS rebinding) would otherwise read the API and POST /api/v1/save as the same origin.
+    app.addHook('onRequest', async (req, reply) => {
+      const host = req.headers.host;
+      if (host === undefined || isLoopback(hostName(host))) return undefined;
+      return reply.code(403).send({ error: `this viewer answers on a loopback name (127.0.0.1, localhost, [::1]), not "${host}"; set REZOLUS_HTTP_TOKEN to reach it by another name` });
     });
   }
   registerWebRoutes(app);

@@ -17,6 +17,7 @@ import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
 
 let dir: string;
 let file: string;
+const TOKEN = 'attack-token-0123456789';
 /** a cgroup path as the agent labels it: long enough for a backtracking glob to take hours */
 const CGROUP = '/system.slice/docker-0123456789abcdef0123456789abcdef.scope';
 
@@ -145,4 +146,64 @@ test('a recording whose file name has a space, parentheses or accents opens (the
   const same = await viewCli([`A=${file}`, `A=${join(other, 'a.parquet')}`]);
   t.is(same.code, 2, same.stderr);
   t.regex(same.stderr, /same name/);
+});
+
+test('the token: a cookie that is not percent-encoding answers 401, not 500; without a token, wrong token, right token', async (t) => {
+  const v = await fileViewer(TOKEN);
+  try {
+    for (const cookie of ['rezolus_view_token=%E0%A4%A', 'rezolus_view_token=%', 'rezolus_view_token=wrong', 'other=1; rezolus_view_token=']) {
+      t.is((await get(v, '/api/v1/info', { cookie })).status, 401, cookie);
+    }
+    t.is((await get(v, '/api/v1/info')).status, 401);
+    t.is((await get(v, '/api/v1/info', { authorization: `Bearer ${TOKEN}x` })).status, 401);
+    t.is((await get(v, '/login')).status, 401);
+    t.is((await get(v, `/login?token=${TOKEN.slice(0, -1)}`)).status, 401);
+    t.is((await get(v, '/login?token=%E0')).status, 401);
+    const login = await v.app.inject({ method: 'GET', url: `/login?token=${TOKEN}` });
+    t.is(login.statusCode, 302);
+    const cookie = String(login.headers['set-cookie']).split(';')[0] as string;
+    t.is((await get(v, '/api/v1/info', { cookie })).status, 200);
+    t.is((await get(v, '/api/v1/info', { authorization: `Bearer ${TOKEN}` })).status, 200);
+  } finally {
+    await v.stop();
+  }
+});
+
+test('a query range beyond what a date can be (±1.7e308 ms) is a 400, and a century or a budget of 1e9 or 0 stays within the budget', async (t) => {
+  const v = await fileViewer();
+  try {
+    const huge = await get<{ error: string }>(v, '/api/v1/query?host=web&metric=memory_available&start=-1.7e308&end=1.7e308');
+    t.is(huge.status, 400, JSON.stringify(huge.body));
+    const far = await get<{ error: string }>(v, '/api/v1/query?host=web&metric=memory_available&start=1e300&end=2e300');
+    t.is(far.status, 400, JSON.stringify(far.body));
+    const century = Date.UTC(2025, 0, 1);
+    for (const budget of ['1e9', '0', '-5', '5000']) {
+      const r = await get<QueryResult>(v, `/api/v1/query?host=web&metric=memory_available&start=${century - 100 * 365 * 86_400_000}&end=${century}&budget=${budget}`);
+      t.is(r.status, 200);
+      t.true(r.body.t.length <= 5001, `${r.body.t.length} steps for budget ${budget}`);
+      t.true(r.body.t.every(Number.isFinite));
+    }
+    t.is((await get(v, '/api/v1/query?host=web&metric=memory_available&budget=NaN')).status, 400);
+    t.is((await get(v, '/api/v1/query?host=web&metric=memory_available&start=100&end=50')).status, 400);
+  } finally {
+    await v.stop();
+  }
+});
+
+test('without a token (loopback), a request whose Host is not a loopback name is refused: a DNS-rebound page cannot read the API or save', async (t) => {
+  const v = await fileViewer();
+  try {
+    t.is((await get(v, '/api/v1/info', { host: 'evil.example:8080' })).status, 403);
+    t.is((await get(v, '/', { host: 'attacker.test' })).status, 403);
+    for (const host of ['127.0.0.1:4000', 'localhost:4000', 'localhost', '[::1]:4000', '127.0.0.2']) t.is((await get(v, '/api/v1/info', { host })).status, 200, host);
+  } finally {
+    await v.stop();
+  }
+  // with a token the viewer may be reached by any name
+  const withToken = await fileViewer(TOKEN);
+  try {
+    t.is((await get(withToken, '/api/v1/info', { host: 'viewer.example:8080', authorization: `Bearer ${TOKEN}` })).status, 200);
+  } finally {
+    await withToken.stop();
+  }
 });
