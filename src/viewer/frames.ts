@@ -43,26 +43,41 @@ export function frameTimeMs(frame: Frame): number {
 }
 
 /**
+ * How far ahead of this clock a frame may be stamped. A track only goes
+ * forward, so one frame from far ahead (an agent's clock set years on, or a
+ * hostile publisher) taken in would hide every later frame of its sampler
+ * and keep its host on the fleet page for ever; such a frame is dropped.
+ */
+export const AHEAD_MS = 5 * 60_000;
+
+/**
  * A host's frames as tracks per sampler. Frames older than a sampler's
- * newest are dropped (a track only goes forward); `only` keeps the metrics
- * named (the fleet page's summaries).
+ * newest are dropped (a track only goes forward), and so are frames stamped
+ * more than AHEAD_MS after this clock; `only` keeps the metrics named (the
+ * fleet page's summaries).
  */
 export class HostTracks {
   readonly bySampler = new Map<string, Track>();
   lastMs = 0;
+  /** frames dropped for being stamped more than AHEAD_MS ahead of this clock */
+  ahead = 0;
 
   constructor(
     readonly host: string,
     private readonly only?: ReadonlySet<string>,
   ) {}
 
-  add(frame: Frame): boolean {
+  add(frame: Frame, nowMs: number = Date.now()): boolean {
+    const t = frameTimeMs(frame);
+    if (t > nowMs + AHEAD_MS) {
+      this.ahead++;
+      return false;
+    }
     let track = this.bySampler.get(frame.sampler);
     if (track === undefined) {
       track = new Track();
       this.bySampler.set(frame.sampler, track);
     }
-    const t = frameTimeMs(frame);
     const last = track.last;
     if (last !== undefined && t <= last) return false;
     track.append(t, frame.instance, sampleOf(frame, this.only));

@@ -8,11 +8,25 @@ import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { connect } from '@nats-io/transport-node';
 import { ROOT } from '../../scripts/gen-docs.js';
+import { descriptorBucket } from '../../src/bus/kv.js';
+import { ensureStream } from '../../src/bus/stream.js';
+import { metricsSubject } from '../../src/bus/subjects.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { hashDescriptorJson } from '../../src/frame/descriptor.js';
+import type { Descriptor, FrameValue } from '../../src/frame/types.js';
 import { silentLogger } from '../../src/log/logger.js';
-import type { QueryResult } from '../../src/viewer/api.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import type { HostSummary, QueryResult } from '../../src/viewer/api.js';
 import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
 import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
+import { frameBytes, makeFrame } from '../helpers/frames.js';
+import { goodValues, HOSTILE_DESCRIPTORS, TARGET } from '../helpers/hostile-frames.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { until } from '../helpers/until.js';
 import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
 
 let dir: string;
@@ -205,5 +219,96 @@ test('without a token (loopback), a request whose Host is not a loopback name is
     t.is((await get(withToken, '/api/v1/info', { host: 'viewer.example:8080', authorization: `Bearer ${TOKEN}` })).status, 200);
   } finally {
     await withToken.stop();
+  }
+});
+
+// ---- the live bus -------------------------------------------------------------------------
+
+/** A publisher of hand-made frames on a private nats-server: the stream and descriptor bucket as an agent makes them. */
+class Publisher {
+  readonly #seq = new Map<string, number>();
+  private constructor(readonly nc: NatsConnection) {}
+
+  static async open(server: TestNats, descriptors: readonly Descriptor[] = []): Promise<Publisher> {
+    const nc = await connect({ servers: server.url, name: 'attack-publisher' });
+    const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'attacker', natsUrl: server.url });
+    await ensureStream(await jetstreamManager(nc), agent.stream, silentLogger());
+    const kv = await descriptorBucket(nc, { ttlMs: agent.descriptorTtlMs, replicas: agent.stream.replicas });
+    for (const [hash, json] of HOSTILE_DESCRIPTORS) await kv.put(hash, json);
+    const p = new Publisher(nc);
+    for (const d of descriptors) await p.describe(d);
+    return p;
+  }
+
+  async describe(d: Descriptor): Promise<void> {
+    const json = JSON.stringify(d);
+    const kv = await descriptorBucket(this.nc, { ttlMs: 0, replicas: 1 });
+    await kv.put(hashDescriptorJson(json), json);
+  }
+
+  /** One frame of `host` ending at `endMs` (the next seq of that host and sampler), flushed. */
+  async frame(host: string, endMs: number, values: readonly FrameValue[] = goodValues(1), descriptor: Descriptor = TARGET, instance = 7): Promise<void> {
+    const key = `${host}/${descriptor.sampler}`;
+    const seq = (this.#seq.get(key) ?? 0) + 1;
+    this.#seq.set(key, seq);
+    const f = makeFrame({ host, descriptor, values, seq, instance, endNs: BigInt(Math.round(endMs)) * 1_000_000n });
+    this.nc.publish(metricsSubject(host, descriptor.sampler), frameBytes(f));
+    await this.nc.flush();
+  }
+
+  close(): Promise<void> {
+    return this.nc.close();
+  }
+}
+
+function liveConfig(server: TestNats, windowMs?: number): ViewConfig {
+  return { ...config({ kind: 'live', natsUrl: server.url, stream: 'REZOLUS', hosts: '*' }), windowMs };
+}
+
+/** Publishes a frame of `host` every `everyMs` until stop() (ticks k = 1, 2, … as goodValues). */
+function keepPublishing(p: Publisher, host: string, everyMs = 200): { stop(): Promise<void> } {
+  let stopped = false;
+  const loop = (async () => {
+    for (let k = 1; !stopped; k++) {
+      await p.frame(host, Date.now(), goodValues(k)).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+    },
+  };
+}
+
+test('a frame from ten years ahead (a bad clock, or a hostile publisher) does not freeze the host: later frames still show, the row is not stamped in the future', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  const pub = keepPublishing(p, 'clocky');
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const row = async (): Promise<HostSummary | undefined> => (await get<HostSummary[]>(viewer, '/api/v1/hosts')).body.find((h) => h.host === 'clocky');
+    t.true(await until(async () => (await row()) !== undefined, 30_000), 'the host shows');
+    // the host page is open while the frame comes
+    t.is((await get(viewer, '/api/v1/metrics?host=clocky')).status, 200);
+    const poisonAt = Date.now();
+    await p.frame('clocky', Date.now() + 10 * 365 * 86_400_000, goodValues(99_999));
+    // frames keep coming after it: the page's last minute holds some of them
+    const after = async (): Promise<number> => {
+      const q = await get<QueryResult>(viewer, `/api/v1/query?host=clocky&metric=fuzz_level&start=${Date.now() - 60_000}&end=${Date.now()}`);
+      return q.body.t.filter((x, i) => x > poisonAt + 1000 && q.body.series[0]?.avg[i] !== null).length;
+    };
+    const shown = await until(async () => (await after()) >= 3, 20_000);
+    t.true(shown, 'frames after the one from the future are charted');
+    const last = (await row())?.lastMs ?? 0;
+    t.true(last < Date.now() + 60_000, `the row's last frame is ${new Date(last).toISOString()}`);
+  } finally {
+    await pub.stop();
+    await v?.stop();
+    await p.close();
+    await server.dispose();
   }
 });

@@ -49,12 +49,13 @@ export class FleetView {
 
   #take(frame: Frame): void {
     this.frames++;
-    let h = this.#hosts.get(frame.host);
-    if (h === undefined) {
-      h = new HostTracks(frame.host, SUMMARY_METRICS);
-      this.#hosts.set(frame.host, h);
+    const h = this.#hosts.get(frame.host);
+    if (h !== undefined) h.add(frame);
+    else {
+      // a host whose first frame is not taken (stamped far ahead) gets no row
+      const fresh = new HostTracks(frame.host, SUMMARY_METRICS);
+      if (fresh.add(frame)) this.#hosts.set(frame.host, fresh);
     }
-    h.add(frame);
   }
 
   /** Drops what no row needs any more: samples older than a minute, hosts silent for forgetMs. */
