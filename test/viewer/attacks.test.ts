@@ -20,7 +20,10 @@ import { hashDescriptorJson } from '../../src/frame/descriptor.js';
 import type { Descriptor, FrameValue } from '../../src/frame/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { BusLink } from '../../src/sources/link.js';
 import type { HostSummary, QueryResult } from '../../src/viewer/api.js';
+import { HostWindow } from '../../src/viewer/live/host-window.js';
+import type { LiveData } from '../../src/viewer/live/live-data.js';
 import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
 import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
 import { frameBytes, makeFrame } from '../helpers/frames.js';
@@ -307,6 +310,70 @@ test('a frame from ten years ahead (a bad clock, or a hostile publisher) does no
     t.true(last < Date.now() + 60_000, `the row's last frame is ${new Date(last).toISOString()}`);
   } finally {
     await pub.stop();
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test("a host window closed while it opens (a page left at once, or pushed out by a 7th) does not go on to replay the host's whole window", async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  const link = await BusLink.open({ url: server.url, name: 'attack-window', waitOnFirstConnect: false }, silentLogger());
+  try {
+    // ten minutes of the host at 1 Hz in the stream
+    const now = Date.now();
+    for (let k = 1; k <= 600; k++) await p.frame('busy', now - (600 - k) * 1000, goodValues(k));
+    const opened = new HostWindow('busy', link, 'REZOLUS', 15 * 60_000, silentLogger());
+    await opened.ready;
+    t.true((opened.tracks.tracks()[0]?.t.length ?? 0) >= 600, 'a window left open has the replayed frames');
+    await opened.close();
+    const w = new HostWindow('busy', link, 'REZOLUS', 15 * 60_000, silentLogger());
+    await w.close();
+    t.is(w.tracks.tracks().reduce((n, tr) => n + tr.t.length, 0), 0, 'closed before it was ready: nothing read');
+  } finally {
+    await link.close();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test('host pages opened for 50 hosts, one after another and then all at once: at most 6 windows are held, and each page still answers', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  const hosts = Array.from({ length: 50 }, (_, i) => `h${String(i).padStart(2, '0')}`);
+  let stopped = false;
+  const publishing = (async () => {
+    while (!stopped) {
+      const now = Date.now();
+      for (const h of hosts) await p.frame(h, now, goodValues(Math.floor(now / 1000) % 1000));
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  })();
+  let v: RunningViewer | undefined;
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    t.true(await until(async () => (await get<HostSummary[]>(viewer, '/api/v1/hosts')).body.length === 50, 60_000), 'the fleet lists the 50 hosts');
+    const live = viewer.data as LiveData;
+    for (const h of hosts) {
+      const r = await get<unknown[]>(viewer, `/api/v1/metrics?host=${h}`);
+      t.is(r.status, 200);
+      t.true(live.openHosts().length <= 6, `${live.openHosts().length} windows after ${h}`);
+    }
+    t.deepEqual(live.openHosts(), hosts.slice(-6));
+    const all = await Promise.all(hosts.map((h) => get<unknown[]>(viewer, `/api/v1/metrics?host=${h}`)));
+    // a page whose window another pushed out before it was read answered an empty list (200): now each has its metrics, or a 503 that says why
+    t.deepEqual(hosts.filter((_, i) => all[i]?.status === 200 && (all[i]?.body.length ?? 0) === 0), [], 'no page is answered with no metrics');
+    for (const r of all.filter((x) => x.status !== 200)) {
+      t.is(r.status, 503);
+      t.regex((r.body as unknown as { error: string }).error, /6 host pages are being read/);
+    }
+    t.true(all.some((r) => r.status === 200));
+    t.true(live.openHosts().length <= 6, `${live.openHosts().length} windows after 50 at once`);
+  } finally {
+    stopped = true;
+    await publishing;
     await v?.stop();
     await p.close();
     await server.dispose();

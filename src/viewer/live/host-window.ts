@@ -16,9 +16,12 @@ export class HostWindow {
   /** resolves once the replayed window is in */
   readonly ready: Promise<void>;
   lastUsed = Date.now();
+  /** requests waiting for this window to be ready (LiveData never closes it for another while there are) */
+  waiting = 0;
   readonly #live: LiveSource;
   #replay: ReplaySource | undefined;
   #waiting: Frame[] | undefined = [];
+  #closed = false;
 
   constructor(
     readonly host: string,
@@ -37,6 +40,8 @@ export class HostWindow {
       if (this.#waiting === undefined) this.tracks.add(frame);
       else this.#waiting.push(frame);
     });
+    // closed while the live part started (the page was left, or a 7th window pushed this one out): no replay
+    if (this.#closed) return;
     const nowNs = BigInt(Date.now()) * 1_000_000n;
     const replay = new ReplaySource(
       { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.windowMs) * 1_000_000n, untilNs: nowNs },
@@ -63,6 +68,7 @@ export class HostWindow {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     this.#live.stop();
     this.#replay?.stop();
     await Promise.allSettled([this.#live.done, this.#replay?.done, this.ready]);

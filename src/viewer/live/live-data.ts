@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { hostToken } from '../../bus/subjects.js';
-import { BadRequestError } from '../../errors.js';
+import { BadRequestError, RezolusError } from '../../errors.js';
 import { runRecord } from '../../record/main.js';
 import type { BusLink } from '../../sources/link.js';
 import { VERSION } from '../../version.js';
@@ -32,7 +32,7 @@ export interface LiveDataOptions {
   readonly saveIntervalMs: number;
 }
 
-/** Host windows held at once: each holds every series of a host for the window. */
+/** Host windows held at once: each holds every series of a host for the window (a 7th host's page closes the least recently used). */
 const MAX_OPEN = 6;
 /** A host window nobody asked for this long is closed. */
 const IDLE_MS = 120_000;
@@ -96,6 +96,11 @@ export class LiveData implements ViewerData {
     };
   }
 
+  /** the hosts whose window is held (at most MAX_OPEN) */
+  openHosts(): string[] {
+    return [...this.#windows.keys()].sort();
+  }
+
   async hosts(source: string | undefined): Promise<HostSummary[]> {
     this.#checkSource(source);
     return this.fleet.summaries();
@@ -110,12 +115,20 @@ export class LiveData implements ViewerData {
     let w = this.#windows.get(host);
     if (w === undefined) {
       if (!this.fleet.has(host)) throw new NotFoundError(`no frames of host "${host}" on the bus in the last minutes (hosts: ${this.fleet.hostNames().join(', ') || 'none yet'})`);
+      // a window a request waits on is never the one closed: that request would answer from an emptied window
+      if (this.#windows.size >= MAX_OPEN && !this.#closeLeastUsed()) {
+        throw new RezolusError('NOT_READY', `${MAX_OPEN} host pages are being read from the stream at once; try "${host}" again in a moment`);
+      }
       w = new HostWindow(host, this.o.link, this.o.stream, this.#windowMs, this.log.child({ component: 'host-window', host }));
       this.#windows.set(host, w);
-      this.#closeOldest();
     }
     w.lastUsed = Date.now();
-    await w.ready;
+    w.waiting++;
+    try {
+      await w.ready;
+    } finally {
+      w.waiting--;
+    }
     return w.tracks.tracks();
   }
 
@@ -161,18 +174,20 @@ export class LiveData implements ViewerData {
     void this.#readStreamStart();
     this.fleet.trim(now);
     for (const [host, w] of this.#windows) {
-      if (now - w.lastUsed > IDLE_MS) {
+      if (now - w.lastUsed > IDLE_MS && w.waiting === 0) {
         this.#windows.delete(host);
         void w.close();
       } else w.trim(now);
     }
   }
 
-  #closeOldest(): void {
-    while (this.#windows.size > MAX_OPEN) {
-      const [host, w] = [...this.#windows.entries()].reduce((a, b) => (a[1].lastUsed <= b[1].lastUsed ? a : b));
-      this.#windows.delete(host);
-      void w.close();
-    }
+  /** Closes the least recently used window no request waits on; false when every one has a request waiting. */
+  #closeLeastUsed(): boolean {
+    let oldest: [string, HostWindow] | undefined;
+    for (const e of this.#windows) if (e[1].waiting === 0 && (oldest === undefined || e[1].lastUsed < oldest[1].lastUsed)) oldest = e;
+    if (oldest === undefined) return false;
+    this.#windows.delete(oldest[0]);
+    void oldest[1].close();
+    return true;
   }
 }
