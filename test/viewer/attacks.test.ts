@@ -5,9 +5,9 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -374,6 +374,50 @@ test('host pages opened for 50 hosts, one after another and then all at once: at
   } finally {
     stopped = true;
     await publishing;
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test('save this window: two saves of the same range for other hosts are two files; hostile host lists stay in --save-dir; a range from the far future is a 400', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  const saveDir = mkdtempSync(join(dir, 'saves-'));
+  const hosts = ['p1', 'p2', 'p3', 'p4'];
+  let v: RunningViewer | undefined;
+  try {
+    const began = Date.now();
+    for (let k = 1; k <= 20; k++) for (const h of hosts) await p.frame(h, began - (20 - k) * 200, goodValues(k));
+    v = await runViewer({ ...liveConfig(server), saveDir, saveIntervalMs: 200 }, silentLogger());
+    const viewer = v;
+    t.true(await until(() => viewer.data.info().problem === undefined, 30_000));
+    const save = async (body: unknown): Promise<{ status: number; body: { path?: string; rows?: number; error?: string } }> => {
+      const r = await viewer.app.inject({ method: 'POST', url: '/api/v1/save', payload: body as object });
+      return { status: r.statusCode, body: r.json() };
+    };
+    const range = { start: began - 5000, end: Date.now() };
+    const a = await save({ hosts: ['p1', 'p2'], ...range });
+    const b = await save({ hosts: ['p3', 'p4'], ...range });
+    t.is(a.status, 200, JSON.stringify(a.body));
+    t.is(b.status, 200, JSON.stringify(b.body));
+    t.not(a.body.path, b.body.path, 'the second save does not overwrite the first');
+    t.true(existsSync(a.body.path as string) && existsSync(b.body.path as string));
+    const again = await save({ hosts: ['p1', 'p2'], ...range });
+    t.not(again.body.path, a.body.path, 'nor does the same save twice');
+    for (const s of [a, b, again]) t.is(dirname(s.body.path as string), saveDir);
+    // hosts that are paths, globs or a thousand names: never a file outside --save-dir
+    for (const list of [['../../etc'], ['*'], ['p1,p2'], Array.from({ length: 1000 }, (_, i) => `n${i}`), ['']]) {
+      const r = await save({ hosts: list, ...range });
+      t.true([200, 400, 404].includes(r.status), `${r.status} ${JSON.stringify(r.body)}`);
+      if (r.body.path !== undefined) t.is(dirname(r.body.path), saveDir);
+    }
+    t.deepEqual(readdirSync(dirname(saveDir)).filter((n) => n.endsWith('.parquet') && n.startsWith('view-')), [], 'nothing written next to --save-dir');
+    for (const body of [{ hosts: ['p1'], start: 1e300, end: 2e300 }, { hosts: ['p1'], start: Date.now() + 3_600_000, end: Date.now() + 7_200_000 }, { hosts: ['p1'], start: -1e300, end: 0 }]) {
+      const r = await save(body);
+      t.is(r.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
+    }
+  } finally {
     await v?.stop();
     await p.close();
     await server.dispose();

@@ -4,6 +4,7 @@
  * looked for a while (at most MAX_OPEN at once), "save this window" through
  * the hindsight path (a replayed window recorded to Parquet).
  */
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
@@ -43,6 +44,8 @@ export class LiveData implements ViewerData {
   readonly #windows = new Map<string, HostWindow>();
   readonly #sweep: NodeJS.Timeout;
   #windowMs = 15 * 60_000;
+  /** files being written by a save */
+  readonly #saving = new Set<string>();
   /** unix ms of the oldest message the stream holds (a young stream has less than the window) */
   #streamFirstMs = 0;
 
@@ -138,9 +141,31 @@ export class LiveData implements ViewerData {
     if (!(request.end > request.start)) throw new BadRequestError('save needs a time range with end after start');
     const now = Date.now();
     if (request.start < now - this.#windowMs) throw new BadRequestError(`the stream keeps only the last ${Math.round(this.#windowMs / 1000)} s; the range starts before that`);
+    if (request.start > now) throw new BadRequestError('the range starts after now: there is nothing in it yet');
     const stamp = new Date(request.start).toISOString().replace(/[:.]/g, '-');
-    const name = `view-${hosts.length === 1 ? hosts[0] : `${hosts.length}-hosts`}-${stamp}.parquet`;
-    const output = resolve(join(this.o.saveDir, name));
+    const output = this.#freeName(`view-${hosts.length === 1 ? hosts[0] : `${hosts.length}-hosts`}-${stamp}`);
+    try {
+      return await this.#record(hosts, request, now, output);
+    } finally {
+      this.#saving.delete(output);
+    }
+  }
+
+  /**
+   * A path in the save directory that no file and no save under way has:
+   * `<base>.parquet`, else `<base>-2.parquet`, … (two saves of one range
+   * for other hosts, or the same save twice, overwrote the first file).
+   */
+  #freeName(base: string): string {
+    for (let n = 1; ; n++) {
+      const output = resolve(join(this.o.saveDir, `${base}${n === 1 ? '' : `-${n}`}.parquet`));
+      if (this.#saving.has(output) || existsSync(output)) continue;
+      this.#saving.add(output);
+      return output;
+    }
+  }
+
+  async #record(hosts: readonly string[], request: SaveRequest, now: number, output: string): Promise<SaveResult> {
     const rec = await runRecord(
       {
         natsUrl: this.o.natsUrl,
