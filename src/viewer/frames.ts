@@ -51,6 +51,15 @@ export function frameTimeMs(frame: Frame): number {
 export const AHEAD_MS = 5 * 60_000;
 
 /**
+ * Series a host's tracks hold at most (a host with 1024 cgroups has about
+ * 50 000). Every column holds a value (or NaN) per sample, so a host whose
+ * label sets change with each frame would otherwise grow the viewer by its
+ * series × samples: 5000 new series a frame took 3.4 GB in 35 s. A series
+ * beyond the bound is left out (counted) until trimming frees room.
+ */
+export const HOST_MAX_SERIES = 100_000;
+
+/**
  * A host's frames as tracks per sampler. Frames older than a sampler's
  * newest are dropped (a track only goes forward), and so are frames stamped
  * more than AHEAD_MS after this clock; `only` keeps the metrics named (the
@@ -61,10 +70,13 @@ export class HostTracks {
   lastMs = 0;
   /** frames dropped for being stamped more than AHEAD_MS ahead of this clock */
   ahead = 0;
+  /** values of series left out because the host already had maxSeries */
+  overflow = 0;
 
   constructor(
     readonly host: string,
     private readonly only?: ReadonlySet<string>,
+    private readonly maxSeries: number = HOST_MAX_SERIES,
   ) {}
 
   add(frame: Frame, nowMs: number = Date.now()): boolean {
@@ -80,7 +92,18 @@ export class HostTracks {
     }
     const last = track.last;
     if (last !== undefined && t <= last) return false;
-    track.append(t, frame.instance, sampleOf(frame, this.only));
+    const sample = sampleOf(frame, this.only);
+    let room: number | undefined;
+    for (const id of sample.keys()) {
+      if (track.columns.has(id)) continue;
+      room ??= this.maxSeries - this.seriesCount();
+      if (room > 0) room--;
+      else {
+        sample.delete(id);
+        this.overflow++;
+      }
+    }
+    track.append(t, frame.instance, sample);
     if (t > this.lastMs) this.lastMs = t;
     return true;
   }
@@ -90,6 +113,13 @@ export class HostTracks {
       track.trim(beforeMs);
       if (track.t.length === 0) this.bySampler.delete(sampler);
     }
+  }
+
+  /** the series held, over every sampler */
+  seriesCount(): number {
+    let n = 0;
+    for (const track of this.bySampler.values()) n += track.columns.size;
+    return n;
   }
 
   tracks(): Track[] {

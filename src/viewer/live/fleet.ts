@@ -15,6 +15,8 @@ import { SUMMARY_METRICS, summarize } from '../summary.js';
 
 /** What a host's row is computed from. */
 const KEEP_MS = 60_000;
+/** Series of one host the fleet page holds at most (a 1024-CPU host has about 10 000 cpu_usage series). */
+export const FLEET_MAX_SERIES = 20_000;
 /** The stream's recent past read at start. */
 const PRIMER_MS = 30_000;
 
@@ -53,7 +55,7 @@ export class FleetView {
     if (h !== undefined) h.add(frame);
     else {
       // a host whose first frame is not taken (stamped far ahead) gets no row
-      const fresh = new HostTracks(frame.host, SUMMARY_METRICS);
+      const fresh = new HostTracks(frame.host, SUMMARY_METRICS, FLEET_MAX_SERIES);
       if (fresh.add(frame)) this.#hosts.set(frame.host, fresh);
     }
   }
@@ -68,6 +70,11 @@ export class FleetView {
 
   hostNames(): string[] {
     return [...this.#hosts.keys()].sort();
+  }
+
+  /** the series of `host` held for its row (0 for a host not listed) */
+  seriesCount(host: string): number {
+    return this.#hosts.get(host)?.seriesCount() ?? 0;
   }
 
   has(host: string): boolean {
