@@ -126,6 +126,8 @@ export interface QueryResult {
   readonly t: readonly number[];
   readonly series: readonly QuerySeries[];
   readonly heatmap?: HeatmapData;
+  /** matched series left out of `series` (beyond the most one answer holds), absent when none */
+  readonly omitted?: number;
 }
 
 /** POST /api/v1/save body and answer */

@@ -21,12 +21,15 @@ import type { Descriptor, FrameValue } from '../../src/frame/types.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { BusLink } from '../../src/sources/link.js';
-import type { HostSummary, QueryResult } from '../../src/viewer/api.js';
+import type { HostSummary, QueryResult, ViewInfo } from '../../src/viewer/api.js';
 import { HostWindow } from '../../src/viewer/live/host-window.js';
+import { HOST_MAX_SERIES } from '../../src/viewer/frames.js';
+import { FLEET_MAX_SERIES } from '../../src/viewer/live/fleet.js';
 import type { LiveData } from '../../src/viewer/live/live-data.js';
+import { MAX_QUERY_CELLS, MAX_QUERY_SERIES } from '../../src/viewer/query/run.js';
 import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
 import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
-import { frameBytes, makeFrame } from '../helpers/frames.js';
+import { frameBytes, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
 import { goodValues, HOSTILE_DESCRIPTORS, TARGET } from '../helpers/hostile-frames.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
@@ -417,6 +420,84 @@ test('save this window: two saves of the same range for other hosts are two file
       const r = await save(body);
       t.is(r.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
     }
+  } finally {
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test('NATS restarts while the viewer runs: the page says NATS is away, then the fleet and an open host page go on with frames published after the restart', async (t) => {
+  let server = await startTestNats();
+  const p = await Publisher.open(server);
+  const pub = keepPublishing(p, 'phoenix', 250);
+  let v: RunningViewer | undefined;
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const row = async (): Promise<HostSummary | undefined> => (await get<HostSummary[]>(viewer, '/api/v1/hosts')).body.find((h) => h.host === 'phoenix');
+    t.true(await until(async () => (await row()) !== undefined, 30_000), 'the host shows');
+    t.is((await get(viewer, '/api/v1/metrics?host=phoenix')).status, 200, 'its page is open');
+    let sawProblem = '';
+    const watching = until(async () => {
+      sawProblem = (await get<ViewInfo>(viewer, '/api/v1/info')).body.problem ?? '';
+      return sawProblem !== '';
+    }, 60_000);
+    server = await server.crashAndRestart(5000);
+    const restarted = Date.now();
+    t.true(await watching, 'the page said NATS was away');
+    t.regex(sawProblem, /does not answer|reconnecting/);
+    t.true(await until(async () => ((await row())?.lastMs ?? 0) > restarted, 60_000), 'the fleet row has a frame published after the restart');
+    t.true(
+      await until(async () => {
+        const q = await get<QueryResult>(viewer, `/api/v1/query?host=phoenix&metric=fuzz_level&start=${restarted}&end=${Date.now()}`);
+        return q.status === 200 && q.body.series[0]?.avg.some((x) => x !== null) === true;
+      }, 60_000),
+      'the open host page charts frames published after the restart',
+    );
+    t.true(await until(() => viewer.data.info().problem === undefined, 30_000), 'and the page no longer names a problem');
+  } finally {
+    await pub.stop();
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+/** A descriptor of `n` cpu_usage series whose labels are new in each generation `gen` (a host whose series churn). */
+function churning(gen: number, n: number): Descriptor {
+  return makeDescriptor('fuzz_churn', { cpu_usage: m('counter', 'nanoseconds', ['state', 'id'], 'churned CPU time') }, Array.from({ length: n }, (_, i) => ['cpu_usage', [`g${gen}`, String(i)]] as const));
+}
+
+test('a host whose series churn (5000 new cpu_usage series a frame, 300 000 in all) cannot grow the fleet page or its host page without bound; queries of it stay bounded', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const live = (): LiveData => viewer.data as LiveData;
+    t.true(await until(() => live().fleet?.following === true, 30_000), 'the viewer follows the bus');
+    const began = Date.now();
+    for (let gen = 1; gen <= 60; gen++) {
+      const d = churning(gen, 5000);
+      await p.describe(d);
+      await p.frame('churn', began - (60 - gen) * 100, Array.from({ length: 5000 }, () => gen * 1000), d);
+    }
+    await p.frame('churn', Date.now(), goodValues(1));
+    t.true(await until(() => live().fleet.has('churn') && live().fleet.seriesCount('churn') > 0, 30_000));
+    await until(() => live().fleet.seriesCount('churn') >= FLEET_MAX_SERIES, 10_000);
+    t.true(live().fleet.seriesCount('churn') <= FLEET_MAX_SERIES, `the fleet holds ${live().fleet.seriesCount('churn')} series of the host`);
+    const metrics = await get<{ series: unknown[] }[]>(viewer, '/api/v1/metrics?host=churn');
+    t.is(metrics.status, 200);
+    const held = metrics.body.reduce((n, e) => n + e.series.length, 0);
+    t.true(held > 0 && held <= HOST_MAX_SERIES, `the host page holds ${held} series`);
+    const r = await viewer.app.inject({ method: 'GET', url: `/api/v1/query?host=churn&metric=cpu_usage&start=${began - 10_000}&end=${Date.now()}&budget=5000` });
+    t.is(r.statusCode, 200);
+    const q = r.json() as QueryResult;
+    t.true(q.series.length * q.t.length <= MAX_QUERY_CELLS + q.series.length, `${q.series.length} series × ${q.t.length} steps`);
+    t.true(q.series.length <= MAX_QUERY_SERIES);
+    t.is(q.series.length + (q.omitted ?? 0), held, 'what is left out is said');
   } finally {
     await v?.stop();
     await p.close();

@@ -12,7 +12,7 @@ import { type HistogramInput, stepHeatmap, stepHistograms, stepPercentiles } fro
 import { labelMatcher } from './match.js';
 import { counterRates } from './rates.js';
 import { defaultFn } from './sections.js';
-import { type SampleBins, binSamples, chooseStep, lowerBound, nativeSpacing, stepGrid, stepTimes } from './steps.js';
+import { MIN_BUDGET, type SampleBins, binSamples, chooseStep, clampBudget, lowerBound, nativeSpacing, stepGrid, stepTimes } from './steps.js';
 
 export interface Query {
   readonly metric: string;
@@ -26,6 +26,11 @@ export interface Query {
   /** columns the chart can show (clamped to 10..5000) */
   readonly budget: number;
 }
+
+/** Series × steps of one answer at most: a query of a metric with many series gets a coarser step (never fewer than MIN_BUDGET steps). */
+export const MAX_QUERY_CELLS = 1_000_000;
+/** Series of one answer at most (the first by name); QueryResult.omitted counts the rest. */
+export const MAX_QUERY_SERIES = 20_000;
 
 /** A query that cannot be answered: 400 (a bad parameter, or a fn that does not fit the metric's kind) or 404 (unknown metric). */
 export class QueryError extends RezolusError {
@@ -55,6 +60,11 @@ const collator = new Intl.Collator('en', { numeric: true });
 export function seriesName(labels: Readonly<Record<string, string>>): string {
   const values = Object.values(labels);
   return values.length === 0 ? 'total' : values.join(' ');
+}
+
+/** Series order: by legend, numbers by value, then by id. */
+function byName(a: { readonly id: string; readonly labels: Readonly<Record<string, string>> }, b: { readonly id: string; readonly labels: Readonly<Record<string, string>> }): number {
+  return collator.compare(seriesName(a.labels), seriesName(b.labels)) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 interface Found {
@@ -120,9 +130,20 @@ export function runQuery(tracks: readonly Track[], q: Query): QueryResult {
     throw new QueryError(400, `fn "${fn}" does not fit ${kind} "${q.metric}" (use ${FNS_OF[kind].join(' or ')})`);
   }
 
+  // a line per series: at most MAX_QUERY_SERIES of them (the first by name), and at most MAX_QUERY_CELLS values
+  // each of avg, min and max, by a coarser step (one query of a host with 100 000 series answered 460 MB)
+  const lines = fn === 'value' || fn === 'rate';
+  let omitted = 0;
+  if (lines && found.length > MAX_QUERY_SERIES) {
+    found.sort((a, b) => byName(a.column.info, b.column.info));
+    omitted = found.length - MAX_QUERY_SERIES;
+    found.length = MAX_QUERY_SERIES;
+  }
+  const budget = lines && found.length > 0 ? Math.min(clampBudget(q.budget), Math.max(MIN_BUDGET, Math.floor(MAX_QUERY_CELLS / found.length))) : q.budget;
+
   // the spacing of the tracks of the matched series (of all that have the metric when none matched)
   const sampled = found.length > 0 ? new Set(found.map((f) => f.track)) : holding;
-  const step = chooseStep(q.start, q.end, q.budget, finestSpacing(sampled, q.start, q.end));
+  const step = chooseStep(q.start, q.end, budget, finestSpacing(sampled, q.start, q.end));
   const grid = stepGrid(q.start, q.end, step);
   const binsOf = new Map<Track, SampleBins>();
   const bins = (track: Track): SampleBins => {
@@ -150,6 +171,6 @@ export function runQuery(tracks: readonly Track[], q: Query): QueryResult {
     const env = fn === 'rate' ? counterRates(track.t, track.run, v, bins(track)) : gaugeEnvelope(v, bins(track));
     series.push({ id: column.info.id, name: seriesName(column.info.labels), labels: column.info.labels, ...env });
   }
-  series.sort((a, b) => collator.compare(a.name, b.name) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return { ...result, series };
+  series.sort(byName);
+  return { ...result, series, ...(omitted > 0 ? { omitted } : {}) };
 }
