@@ -24,7 +24,7 @@ import { BusLink } from '../../src/sources/link.js';
 import type { HostSummary, QueryResult, ViewInfo } from '../../src/viewer/api.js';
 import { HostWindow } from '../../src/viewer/live/host-window.js';
 import { HOST_MAX_SERIES } from '../../src/viewer/frames.js';
-import { FLEET_MAX_SERIES } from '../../src/viewer/live/fleet.js';
+import { FLEET_MAX_HOSTS, FLEET_MAX_SERIES } from '../../src/viewer/live/fleet.js';
 import type { LiveData } from '../../src/viewer/live/live-data.js';
 import { MAX_QUERY_CELLS, MAX_QUERY_SERIES } from '../../src/viewer/query/run.js';
 import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
@@ -498,6 +498,32 @@ test('a host whose series churn (5000 new cpu_usage series a frame, 300 000 in a
     t.true(q.series.length * q.t.length <= MAX_QUERY_CELLS + q.series.length, `${q.series.length} series × ${q.t.length} steps`);
     t.true(q.series.length <= MAX_QUERY_SERIES);
     t.is(q.series.length + (q.omitted ?? 0), held, 'what is left out is said');
+  } finally {
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test('frames of ever new host names (a publisher inventing hosts) stop at FLEET_MAX_HOSTS rows, and the page says hosts are left out', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const live = (): LiveData => viewer.data as LiveData;
+    t.true(await until(() => live().fleet?.following === true, 30_000), 'the viewer follows the bus');
+    const extra = 50;
+    for (let i = 0; i < FLEET_MAX_HOSTS + extra; i++) {
+      const f = makeFrame({ host: `inv${i}`, descriptor: TARGET, values: goodValues(1), seq: 1, endNs: BigInt(Date.now()) * 1_000_000n });
+      p.nc.publish(metricsSubject(`inv${i}`, TARGET.sampler), frameBytes(f));
+      if (i % 500 === 0) await p.nc.flush();
+    }
+    await p.nc.flush();
+    t.true(await until(() => live().fleet.hostNames().length + live().fleet.refusedHosts >= FLEET_MAX_HOSTS + extra, 60_000), `${live().fleet.hostNames().length} hosts`);
+    t.is(live().fleet.hostNames().length, FLEET_MAX_HOSTS);
+    t.regex((await get<ViewInfo>(viewer, '/api/v1/info')).body.problem ?? '', /hosts/);
   } finally {
     await v?.stop();
     await p.close();

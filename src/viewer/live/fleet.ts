@@ -17,6 +17,8 @@ import { SUMMARY_METRICS, summarize } from '../summary.js';
 const KEEP_MS = 60_000;
 /** Series of one host the fleet page holds at most (a 1024-CPU host has about 10 000 cpu_usage series). */
 export const FLEET_MAX_SERIES = 20_000;
+/** Hosts the fleet page lists at most (20 000 one-sampler hosts took 210 MB and 250 ms a GET /hosts); frames of others are counted in refusedHosts. */
+export const FLEET_MAX_HOSTS = 10_000;
 /** The stream's recent past read at start. */
 const PRIMER_MS = 30_000;
 
@@ -26,6 +28,9 @@ export class FleetView {
   #primer: ReplaySource | undefined;
   /** frames taken in, for the page's header and the benchmarks */
   frames = 0;
+  /** frames of hosts left out because FLEET_MAX_HOSTS were listed, and when the last one came (unix ms) */
+  refusedHosts = 0;
+  refusedAtMs = 0;
 
   constructor(
     private readonly link: BusLink,
@@ -53,7 +58,11 @@ export class FleetView {
     this.frames++;
     const h = this.#hosts.get(frame.host);
     if (h !== undefined) h.add(frame);
-    else {
+    else if (this.#hosts.size >= FLEET_MAX_HOSTS) {
+      // a publisher inventing host names would grow the page and its memory without end (until forgetMs)
+      this.refusedHosts++;
+      this.refusedAtMs = Date.now();
+    } else {
       // a host whose first frame is not taken (stamped far ahead) gets no row
       const fresh = new HostTracks(frame.host, SUMMARY_METRICS, FLEET_MAX_SERIES);
       if (fresh.add(frame)) this.#hosts.set(frame.host, fresh);

@@ -16,7 +16,7 @@ import { VERSION } from '../../version.js';
 import type { HostSummary, SaveRequest, SaveResult, ViewInfo } from '../api.js';
 import { NotFoundError, seriesOfTracks, type ViewerData } from '../data.js';
 import type { SeriesInfo, Track } from '../track.js';
-import { FleetView } from './fleet.js';
+import { FLEET_MAX_HOSTS, FleetView } from './fleet.js';
 import { HostWindow } from './host-window.js';
 
 export interface LiveDataOptions {
@@ -89,6 +89,7 @@ export class LiveData implements ViewerData {
     let problem: string | undefined;
     if (!this.o.link.connected()) problem = `NATS at ${this.o.natsUrl} does not answer; reconnecting`;
     else if (!this.fleet.following) problem = 'waiting for the first agent (no descriptor bucket on this NATS yet)';
+    else if (now - this.fleet.refusedAtMs < 60_000) problem = `more than ${FLEET_MAX_HOSTS} hosts publish: the ones beyond are not listed (${this.fleet.refusedHosts} of their frames left out); narrow them with --hosts`;
     return {
       mode: 'live',
       sources: [{ name: 'live', location: this.o.natsUrl, start: Math.max(this.#streamFirstMs, now - this.#windowMs), end: now, hosts }],
