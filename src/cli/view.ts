@@ -15,6 +15,7 @@ import { readNatsSecurity } from '../config/nats.js';
 import type { KeySpec } from '../config/schema.js';
 import { ConfigError, RezolusError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
+import { temporariesOf } from '../viewer/file/source.js';
 import type { ViewConfig, ViewSource } from '../viewer/main.js';
 import { durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, oneShotNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
@@ -34,7 +35,11 @@ function files(positionals: readonly string[]): { name: string; path: string }[]
     // a name made from the file name keeps what a source name may hold ("my run (1).parquet" is my_run_1_.parquet)
     const name = named ? p.slice(0, eq) : positionals.length === 1 ? basename(path).replace(/[^A-Za-z0-9_.-]+/g, '_') : String.fromCharCode(65 + i);
     if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new ConfigError(`a source name may hold letters, digits, "_", "-" and "."; got "${name}"`);
-    if (!existsSync(path)) throw new ConfigError(`no such file: ${path}`);
+    if (!existsSync(path)) {
+      // a recorder writes <path>.tmp-<pid>-… and renames it when the recording is whole
+      const tmp = temporariesOf(path)[0];
+      throw new ConfigError(`no such file: ${path}${tmp === undefined ? '' : `; a recording is still being written to ${tmp}: open ${path} when the recorder has finished`}`);
+    }
     if (!statSync(path).isFile()) throw new ConfigError(`not a file: ${path}`);
     return { name, path };
   });

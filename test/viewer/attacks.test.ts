@@ -4,11 +4,12 @@
  * broken, and holds now.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
+import { parquetMetadata } from 'hyparquet';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -30,7 +31,7 @@ import { MAX_QUERY_CELLS, MAX_QUERY_SERIES } from '../../src/viewer/query/run.js
 import { globMatcher, globToRegExp } from '../../src/viewer/query/match.js';
 import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
 import { frameBytes, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
-import { goodValues, HOSTILE_DESCRIPTORS, TARGET } from '../helpers/hostile-frames.js';
+import { goodValues, HOSTILE_DESCRIPTORS, HostileFrames, TARGET } from '../helpers/hostile-frames.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
 import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
@@ -528,5 +529,109 @@ test('frames of ever new host names (a publisher inventing hosts) stop at FLEET_
     await v?.stop();
     await p.close();
     await server.dispose();
+  }
+});
+
+test('a flood of hostile frames (garbage, wrong descriptors, 497-bucket histograms, NaN, impostors) and a counter that goes back: the viewer keeps running and the good host is charted right', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const live = (): LiveData => viewer.data as LiveData;
+    t.true(await until(() => live().fleet?.following === true, 30_000), 'the viewer follows the bus');
+    const began = Date.now();
+    await p.frame('good-01', began - 5000, goodValues(1));
+    t.true(await until(() => live().fleet.has('good-01'), 30_000));
+    t.is((await get(viewer, '/api/v1/metrics?host=good-01')).status, 200, 'the host page is open during the flood');
+    const hostile = new HostileFrames({ seed: 16, hostileHosts: ['evil-01', 'evil-02'], goodHost: 'good-01' });
+    const GOOD = 40;
+    for (let k = 2; k <= GOOD; k++) {
+      for (let i = 0; i < 100; i++) {
+        const msg = hostile.next();
+        p.nc.publish(msg.subject, msg.data);
+      }
+      await p.frame('good-01', began - 5000 + k * 100, goodValues(k));
+    }
+    // a counter that goes back (an agent that lost its counters without a new run) and comes back up
+    const back = goodValues(GOOD + 1);
+    back[0] = 5;
+    await p.frame('good-01', began - 5000 + (GOOD + 1) * 100, back);
+    await p.frame('good-01', began - 5000 + (GOOD + 2) * 100, goodValues(GOOD + 2));
+    const range = `start=${began - 6000}&end=${Date.now()}&budget=5000`;
+    t.true(
+      await until(async () => {
+        const q = await get<QueryResult>(viewer, `/api/v1/query?host=good-01&metric=fuzz_level&${range}`);
+        return (q.body.series[0]?.avg.filter((x) => x !== null).length ?? 0) >= GOOD + 2;
+      }, 30_000),
+      'every good frame is charted',
+    );
+    const level = (await get<QueryResult>(viewer, `/api/v1/query?host=good-01&metric=fuzz_level&${range}`)).body;
+    const want = Array.from({ length: GOOD + 2 }, (_, i) => ((i + 1) % 50) - 25);
+    t.deepEqual(level.series[0]?.avg.filter((x) => x !== null), want, 'the gauge is exactly the good frames');
+    const ops = (await get<QueryResult>(viewer, `/api/v1/query?host=good-01&metric=fuzz_ops&match=op=read&${range}`)).body;
+    const rates = ops.series[0]?.avg.filter((x): x is number => x !== null) ?? [];
+    t.true(rates.length > 0 && rates.every((x) => x >= 0 && Number.isFinite(x)), `no negative rate where the counter went back: ${rates.join(' ')}`);
+    const lat = await get<QueryResult>(viewer, `/api/v1/query?host=good-01&metric=fuzz_latency&fn=heatmap&${range}`);
+    t.is(lat.status, 200);
+    t.true((lat.body.heatmap?.lower.length ?? 0) <= 496);
+    const rows = (await get<HostSummary[]>(viewer, '/api/v1/hosts')).body.map((h) => h.host);
+    t.deepEqual(rows, ['good-01'], 'no hostile host got a row');
+    t.is((await get(viewer, '/api/v1/info')).status, 200);
+  } finally {
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
+
+test('bad files on the command line: empty, cut in the middle, a directory, a FIFO, the recorder\'s temporary file: exit 2 with one line naming it, never a hang', async (t) => {
+  const bad = mkdtempSync(join(dir, 'bad-'));
+  const bytes = readFileSync(file);
+  writeFileSync(join(bad, 'empty.parquet'), '');
+  writeFileSync(join(bad, 'cut.parquet'), bytes.subarray(0, Math.floor(bytes.length / 2)));
+  writeFileSync(join(bad, 'a.parquet.tmp-4242-x1'), bytes.subarray(0, Math.floor(bytes.length / 3)));
+  mkdirSync(join(bad, 'dir.parquet'));
+  execFileSync('mkfifo', [join(bad, 'fifo.parquet')]);
+  const cases: [string, RegExp][] = [
+    ['empty.parquet', /empty\.parquet is empty/],
+    ['cut.parquet', /cut\.parquet .*(incomplete|footer|cut short)/],
+    ['a.parquet.tmp-4242-x1', /temporary file, still being written/],
+    ['dir.parquet', /dir\.parquet/],
+    ['fifo.parquet', /fifo\.parquet/],
+  ];
+  for (const [name, why] of cases) {
+    const r = await viewCli([join(bad, name)]);
+    t.false(r.served, `${name} was served`);
+    t.is(r.code, 2, `${name}: ${r.stderr}`);
+    t.regex(r.stderr, why, name);
+    t.is(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`);
+  }
+  // the recording a recorder is writing right now: its own name is not there yet, its temporary file is
+  const writing = await viewCli([join(bad, 'a.parquet')]);
+  t.is(writing.code, 2, writing.stderr);
+  t.regex(writing.stderr, /a\.parquet.*still being written to .*a\.parquet\.tmp-4242-x1/);
+});
+
+test('a recording whose column data is damaged (footer intact): the chart gets an error naming the file, and the viewer goes on answering', async (t) => {
+  const damaged = join(dir, 'damaged.parquet');
+  const bytes = Buffer.from(readFileSync(file));
+  // the gauge's column chunk sits after the timestamp and host columns: overwrite the middle of the data pages
+  const md = parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+  const chunk = md.row_groups[0]?.columns.find((c) => c.meta_data?.path_in_schema[0] === 'memory_available')?.meta_data;
+  const from = Number(chunk?.data_page_offset ?? 0n);
+  bytes.fill(0xff, from, from + Number(chunk?.total_compressed_size ?? 0n));
+  writeFileSync(damaged, bytes);
+  const v = await runViewer(config({ kind: 'files', files: [{ name: 'd', path: damaged }] }), silentLogger());
+  try {
+    const r = await get<{ error: string }>(v, '/api/v1/query?host=web&metric=memory_available');
+    t.true(r.status >= 400, `status ${r.status}`);
+    t.regex(r.body.error, /damaged\.parquet/);
+    const again = await get<{ error: string }>(v, '/api/v1/query?host=web&metric=memory_available');
+    t.is(again.status, r.status, 'asked again: the same answer, not a hang');
+    t.is((await get(v, '/api/v1/query?host=web&metric=cgroup_cpu_usage')).status, 200, 'the other columns still answer');
+  } finally {
+    await v.stop();
   }
 });
