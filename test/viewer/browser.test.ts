@@ -53,6 +53,9 @@ const SYSTEM_RATE = 0.05;
 
 /** 99 events of 1 ms and one of 50 ms every second, cumulative */
 const LATENCIES = fromValues([...Array(99).fill(1_000_000), 50_000_000]);
+/** tcp_connect_latency: one event of 5 ms at each of these seconds, none else */
+const LONE = fromValues([5_000_000]);
+const LONE_ROWS = [150, 420];
 const cumulative = (h: SparseHistogram, n: number): SparseHistogram => ({ ...h, count: h.count.map((c) => c * n) });
 
 /**
@@ -91,6 +94,8 @@ async function record(path: string, hosts: readonly string[], rows: number, t0: 
     { spec: spec('blockio_bytes/read', 'counter', { op: 'read' }, 'bytes'), cell: (r) => BigInt(at(r).i * 4 * MiB) },
     { spec: spec('blockio_bytes/write', 'counter', { op: 'write' }, 'bytes'), cell: (r) => BigInt(at(r).i * MiB) },
     { spec: spec('scheduler_runqueue_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => cumulative(LATENCIES, at(r).i + 1) },
+    // sparse: one connect at LONE_ROWS[0], one at LONE_ROWS[1], none between: steps with data between gaps
+    { spec: spec('tcp_connect_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => cumulative(LONE, LONE_ROWS.filter((k) => at(r).i >= k).length) },
   );
   for (const [k, cgroup] of ['/system.slice', '/user.slice'].entries()) {
     series.push(
@@ -331,6 +336,31 @@ browser.serial('a host page draws what /api/v1/query returns: rates with the bur
     },
     { viewport: { width: 1400, height: 1600 } },
   );
+});
+
+browser.serial('a sparse histogram: a step with data between gaps is drawn (a point, not nothing)', async (t) => {
+  await browser.withPage(t, async ({ page, shot }) => {
+    await page.goto(`${single.url}#/host?h=web01&s=TCP`);
+    const drawn = await charts(page);
+    const c = drawn.find((d) => d.metric === 'tcp_connect_latency' && d.kind === 'percentiles');
+    t.truthy(c, drawn.map((d) => `${d.metric}:${d.kind}`).join(', '));
+    const lines = ((c?.data ?? []) as (number | null)[][]).slice(1);
+    t.true(lines.some((l) => finite(l).length > 0), 'the chart holds values');
+    // coloured pixels inside the plotting area: the lines' colours (grid and text are grey)
+    const coloured = await page.locator('.card-percentiles[data-metric="tcp_connect_latency"] canvas').evaluate((canvas: HTMLCanvasElement) => {
+      const ctx = canvas.getContext('2d');
+      if (ctx === null) return -1;
+      const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
+      let n = 0;
+      for (let i = 0; i < data.length; i += 4) {
+        const [r, g, b, a] = [data[i] ?? 0, data[i + 1] ?? 0, data[i + 2] ?? 0, data[i + 3] ?? 0];
+        if (a > 200 && Math.max(r, g, b) - Math.min(r, g, b) > 60) n++;
+      }
+      return n;
+    });
+    t.true(coloured >= 8 * LONE_ROWS.length, `coloured pixels: ${coloured}`);
+    await shot('sparse-percentiles');
+  });
 });
 
 browser.serial('sections switch: the CPU section draws per-CPU heatmaps of the busy time', async (t) => {

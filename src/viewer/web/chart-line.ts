@@ -8,7 +8,7 @@ import uPlot from 'uplot';
 import { lineColor, withAlpha } from './colors.js';
 import { type ChartFrame, frameOptions, linearYScale, logYScale, yAxis } from './chart-frame.js';
 import type { LineChartData, LineSpec } from './series-shape.js';
-import { positiveOnly } from './series-shape.js';
+import { isolatedPoints, positiveOnly } from './series-shape.js';
 import { formatValue } from './units.js';
 
 export interface LineChartOptions {
@@ -21,19 +21,36 @@ export interface LineChartOptions {
   readonly onDraw?: () => void;
 }
 
+/**
+ * Points where a line draws nothing: uPlot shows every point only when they
+ * are sparse on screen; otherwise a step whose neighbours are gaps (a sparse
+ * latency percentile, a single-sample spike) would be invisible.
+ */
+function lonePoints(size: number, color: string): uPlot.Series.Points {
+  return {
+    size,
+    fill: color,
+    filter: (u: uPlot, si: number, show: boolean) => {
+      if (show) return null;
+      const idxs = isolatedPoints(u.data[si] ?? []);
+      return idxs.length === 0 ? null : idxs;
+    },
+  };
+}
+
 function seriesOptions(line: LineSpec, unit: string): uPlot.Series {
   const color = lineColor(line.series);
   const value = (_u: uPlot, v: number | null) => (v === null ? '—' : formatValue(v, unit));
   switch (line.role) {
     case 'burst':
-      return { label: line.label, stroke: withAlpha(color, 0.6), width: 1, dash: [5, 3], value, points: { show: false } };
+      return { label: line.label, stroke: withAlpha(color, 0.6), width: 1, dash: [5, 3], value, points: { show: false, ...lonePoints(4, withAlpha(color, 0.6)) } };
     case 'min':
     case 'max':
       return { label: line.label, stroke: withAlpha(color, 0.35), width: 0.5, value, points: { show: false }, class: 'band-edge' };
     case 'b':
-      return { label: line.label, stroke: color, width: 1.5, dash: [7, 4], value };
+      return { label: line.label, stroke: color, width: 1.5, dash: [7, 4], value, points: lonePoints(5, color) };
     default:
-      return { label: line.label, stroke: color, width: 1.5, value };
+      return { label: line.label, stroke: color, width: 1.5, value, points: lonePoints(5, color) };
   }
 }
 

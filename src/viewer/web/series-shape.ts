@@ -65,3 +65,14 @@ export function lineChartData(r: Pick<QueryResult, 't' | 'series'>, kind: 'rate'
 export function positiveOnly(values: readonly (number | null)[]): (number | null)[] {
   return values.map((v) => (v !== null && v > 0 ? v : null));
 }
+
+/**
+ * The indices of the values a line cannot show: a value whose neighbours are
+ * both gaps (or the ends) draws no segment, so it must be drawn as a point.
+ */
+export function isolatedPoints(values: ArrayLike<number | null | undefined>): number[] {
+  const out: number[] = [];
+  const has = (i: number) => i >= 0 && i < values.length && values[i] !== null && values[i] !== undefined;
+  for (let i = 0; i < values.length; i++) if (has(i) && !has(i - 1) && !has(i + 1)) out.push(i);
+  return out;
+}

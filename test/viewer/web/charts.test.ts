@@ -3,7 +3,7 @@ import type { MetricEntry, QuerySeries } from '../../../src/viewer/api.js';
 import { cpuLabelOf, labelValues, matchesFor, planCharts } from '../../../src/viewer/web/chart-plan.js';
 import { ALL, BUSY, choices, defaultSelection, otherLabels, perCpuGrid, selected } from '../../../src/viewer/web/percpu.js';
 import { mergeSections } from '../../../src/viewer/web/sections.js';
-import { differs, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
+import { differs, isolatedPoints, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
 
 const metric = (over: Partial<MetricEntry>): MetricEntry => ({
   name: 'm',
@@ -145,4 +145,11 @@ test('sections of two hosts: the first host order, sections and metrics only the
       { name: 'GPU', metrics: ['g'] },
     ],
   );
+});
+
+test('a value whose neighbours are gaps is a lone point (a line draws nothing there)', (t) => {
+  t.deepEqual(isolatedPoints([null, 5, null, 1, 2, null, null, 7]), [1, 7]);
+  t.deepEqual(isolatedPoints([3]), [0]);
+  t.deepEqual(isolatedPoints([3, 4, null]), []);
+  t.deepEqual(isolatedPoints([]), []);
 });
