@@ -56,8 +56,12 @@ async function get<T>(v: RunningViewer, url: string, headers: Record<string, str
 }
 
 /** Runs the CLI until it prints its URL (then SIGTERM) or exits by itself; its stderr and exit code. */
-function viewCli(args: string[]): Promise<{ code: number | null; stderr: string; served: boolean }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+function viewCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stderr: string; served: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, REZOLUS_HTTP_TOKEN: '', ...env },
+  });
   let stderr = '';
   let served = false;
   child.stderr.on('data', (d: Buffer) => {
@@ -634,4 +638,16 @@ test('a recording whose column data is damaged (footer intact): the chart gets a
   } finally {
     await v.stop();
   }
+});
+
+test('--listen 0.0.0.0:0: refused without a token and with a 10-character one (exit 2); served with 16 characters', async (t) => {
+  const none = await viewCli(['--listen', '0.0.0.0:0', file]);
+  t.is(none.code, 2, none.stderr);
+  t.regex(none.stderr, /REZOLUS_HTTP_TOKEN/);
+  const short = await viewCli(['--listen', '0.0.0.0:0', file], { REZOLUS_HTTP_TOKEN: '0123456789' });
+  t.is(short.code, 2, short.stderr);
+  t.regex(short.stderr, /at least 16 characters, got 10/);
+  const ok = await viewCli(['--listen', '0.0.0.0:0', file], { REZOLUS_HTTP_TOKEN: TOKEN });
+  t.true(ok.served, ok.stderr);
+  t.regex(ok.stderr, /login\?token=<REZOLUS_HTTP_TOKEN>/, 'the URL to open does not print the token');
 });
