@@ -99,7 +99,8 @@ export function summarize(host: string, lastMs: number, tracks: readonly Track[]
   return {
     host,
     lastMs,
-    cpu: busyNs === null || cpus === null || cpus <= 0 ? null : busyNs / 1e9 / cpus,
+    // /proc/stat counts in ticks: over a second a busy machine can read a few % above its CPUs
+    cpu: busyNs === null || cpus === null || cpus <= 0 ? null : Math.min(1, busyNs / 1e9 / cpus),
     cpus,
     runqueueP99Ns: runqueueP99(tracks),
     memoryTotalBytes: last(tracks, 'memory_total'),

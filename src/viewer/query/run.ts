@@ -12,7 +12,7 @@ import { type HistogramInput, stepHeatmap, stepHistograms, stepPercentiles } fro
 import { labelMatcher } from './match.js';
 import { counterRates } from './rates.js';
 import { defaultFn } from './sections.js';
-import { MIN_BUDGET, type SampleBins, binSamples, chooseStep, clampBudget, lowerBound, nativeSpacing, stepGrid, stepTimes } from './steps.js';
+import { MIN_BUDGET, type SampleBins, binSamples, chooseStep, intervalStarts, clampBudget, lowerBound, nativeSpacing, stepGrid, stepTimes } from './steps.js';
 
 export interface Query {
   readonly metric: string;
@@ -145,10 +145,13 @@ export function runQuery(tracks: readonly Track[], q: Query): QueryResult {
   const sampled = found.length > 0 ? new Set(found.map((f) => f.track)) : holding;
   const step = chooseStep(q.start, q.end, budget, finestSpacing(sampled, q.start, q.end));
   const grid = stepGrid(q.start, q.end, step);
+  // a rate or a histogram's events belong to the interval between two samples: the step that
+  // holds the interval's start (a burst at :43.4 sampled at :44 is drawn at :43, not :44)
+  const byInterval = fn !== 'value';
   const binsOf = new Map<Track, SampleBins>();
   const bins = (track: Track): SampleBins => {
     let b = binsOf.get(track);
-    if (b === undefined) binsOf.set(track, (b = binSamples(track.t, grid)));
+    if (b === undefined) binsOf.set(track, (b = binSamples(byInterval ? intervalStarts(track.t) : track.t, grid)));
     return b;
   };
   const result = { metric: q.metric, fn, unit: fn === 'rate' ? `${unit}/s` : unit, start: q.start, end: q.end, step, t: stepTimes(grid) };

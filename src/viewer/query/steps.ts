@@ -150,6 +150,18 @@ export interface SampleBins {
   readonly col: Int32Array;
 }
 
+/**
+ * The start of each sample's interval: sample i covers (t[i−1], t[i]], so
+ * its start is t[i−1]; the first sample's is one spacing before it.
+ * Sorted like `t`. What rates and histogram events are placed by.
+ */
+export function intervalStarts(t: readonly number[]): number[] {
+  const out = new Array<number>(t.length);
+  for (let i = 1; i < t.length; i++) out[i] = t[i - 1] as number;
+  if (t.length > 0) out[0] = (t[0] as number) - (t.length > 1 ? (t[1] as number) - (t[0] as number) : 0);
+  return out;
+}
+
 /** Places the samples of `t` (sorted times) on `grid`; touches only the samples inside it. */
 export function binSamples(t: readonly number[], grid: StepGrid): SampleBins {
   const lo = lowerBound(t, grid.start);

@@ -114,12 +114,13 @@ test('percentiles and heatmap of a histogram, with a restart', (t) => {
     r.series.map((s) => s.name),
     ['p50', 'p90', 'p99', 'p99.9', 'max'],
   );
-  // brute force: sample i records 1000 + (i % 7)·100; sample 0 and the restart (300) are bases
+  // brute force: sample i records 1000 + (i % 7)·100 in its interval, which starts at sample
+  // i − 1's time T0 + 1000·i; sample 0 and the restart (300) are bases
   const grid0 = Math.floor(T0 / 10_000) * 10_000;
   const perStep = new Map<number, number[]>();
   for (let i = 1; i < 600; i++) {
     if (i === 300) continue;
-    const k = Math.floor((T0 + 1000 * (i + 1) - grid0) / 10_000);
+    const k = Math.floor((T0 + 1000 * i - grid0) / 10_000);
     perStep.set(k, [...(perStep.get(k) ?? []), 1000 + (i % 7) * 100]);
   }
   const up = (v: number): number => Number(indexToRange(valueToIndex(v)).upper);
@@ -172,7 +173,11 @@ test('a metric is found in any of the tracks; the step follows its track', (t) =
   t.is(r.step, 100); // the native 100 ms of that track, not the 1 s of the other
   t.is(r.series[0]?.name, 'eth0 receive');
   t.is(r.series[0]?.avg[10], 500);
-  t.is(r.series[0]?.avg[0], null); // sample 0 has no rate
+  // a rate belongs to the step where its interval starts: (T0, T0 + 100] is step 0, and the
+  // newest sample's interval (T0 + 59 800, T0 + 59 900] the step before the last
+  t.is(r.series[0]?.avg[0], 500);
+  t.is(r.series[0]?.avg[598], 500);
+  t.is(r.series[0]?.avg[599], null);
 });
 
 test('the track is not changed by a query', (t) => {
@@ -196,7 +201,8 @@ test('random queries: rates match a brute force over the raw track', (t) => {
     t.is(r.t.length, Math.floor(end / r.step) - Math.floor(start / r.step) + 1);
     for (let k = 0; k < r.t.length; k++) {
       let has = false;
-      for (let i = 1; i < hour.t.length; i++) if (Math.floor((hour.t[i] as number) / r.step) * r.step === first + k * r.step) has = true;
+      // sample i's rate covers (t[i − 1], t[i]]: it belongs to the step of t[i − 1]
+      for (let i = 1; i < hour.t.length; i++) if (Math.floor((hour.t[i - 1] as number) / r.step) * r.step === first + k * r.step) has = true;
       t.is(s?.avg[k], has ? 8e6 : null, `step ${k} of ${start}..${end} by ${r.step}`);
     }
   }
