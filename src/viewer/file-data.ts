@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import type { Logger } from 'pino';
 import { VERSION } from '../version.js';
 import type { HostSummary, ViewInfo } from './api.js';
-import { NotFoundError, type ViewerData } from './data.js';
+import { NotFoundError, seriesOfTracks, type ViewerData } from './data.js';
 import { loadRecording, type Recording } from './file/load.js';
 import { OVERVIEW_METRICS, SECTIONS, sectionOf } from './query/sections.js';
 import { SUMMARY_METRICS, summarize } from './summary.js';
@@ -104,8 +104,11 @@ export class FileData implements ViewerData {
 
   async series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]> {
     const r = this.#recording(source);
-    this.#track(r, host);
-    return [...r.series.values()];
+    const track = this.#track(r, host);
+    if (r.tracks.size === 1) return [...r.series.values()];
+    // a fleet file: which series a host has shows only in its values (a column of another host is null for it)
+    await r.loadAll();
+    return seriesOfTracks([track]);
   }
 
   async tracks(source: string | undefined, host: string, metrics?: readonly string[]): Promise<readonly Track[]> {

@@ -10,7 +10,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { fromValues } from '../../src/metrics/histogram.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { freePort } from '../../src/up/nats-server.js';
-import type { HostSummary, QueryResult, ViewInfo } from '../../src/viewer/api.js';
+import type { HostSummary, MetricEntry, QueryResult, SectionInfo, ViewInfo } from '../../src/viewer/api.js';
 import { runViewer, type RunningViewer, type ViewConfig } from '../../src/viewer/main.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
@@ -96,6 +96,31 @@ test('a recording: one host, its metrics, a one-sample spike in an envelope 12 s
     for (const x of line('p99.9')) t.true(x >= 50_000_000 && x < 55_000_000, `p99.9 ${x}`);
     const heat = (await get<QueryResult>(v, `/api/v1/query?host=web&metric=scheduler_runqueue_latency&fn=heatmap&start=${start}&end=${end}&budget=60`)).body;
     t.is(heat.heatmap?.lower.length, 2, 'two buckets hold events');
+  } finally {
+    await v.stop();
+  }
+});
+
+test('a recording of two hosts: each host lists only the metrics it has', async (t) => {
+  const path = join(dir, 'two-hosts.parquet');
+  const rows: Row[] = Array.from({ length: 120 }, (_, i) => ({ ns: T0 + BigInt(Math.floor(i / 2)) * 1_000_000_000n, host: i % 2 === 0 ? 'db' : 'web' }));
+  await writeRecording(
+    path,
+    rows,
+    [
+      { spec: spec('memory_available', 'gauge', {}, 'bytes'), cell: () => 1e9 },
+      // only web has the histogram (db's kernel samplers were off)
+      { spec: spec('scheduler_runqueue_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => (r % 2 === 1 ? fromValues([1000, 2000]) : null) },
+    ],
+    meta(['db', 'web']),
+  );
+  const v = await runViewer(config({ kind: 'files', files: [{ name: 'two', path }] }), silentLogger());
+  try {
+    const names = async (host: string): Promise<string[]> => (await get<MetricEntry[]>(v, `/api/v1/metrics?host=${host}`)).body.map((m) => m.name);
+    t.deepEqual(await names('web'), ['memory_available', 'scheduler_runqueue_latency']);
+    t.deepEqual(await names('db'), ['memory_available']);
+    const sections = (await get<SectionInfo[]>(v, '/api/v1/sections?host=db')).body;
+    t.false(sections.some((s) => s.metrics.includes('scheduler_runqueue_latency')));
   } finally {
     await v.stop();
   }
