@@ -332,6 +332,10 @@ browser.serial('a host page draws what /api/v1/query returns: rates with the bur
       await shot('host-overview');
       const mem = await api<QueryResult>(single, `api/v1/query?host=web01&metric=memory_available`);
       t.is(Math.max(...finite(mem.series[0]?.max ?? [])), 7 * GiB, 'the one-sample spike survives in the max');
+      // an unlabelled series is named by its metric, not "total"
+      const memLegend = await text(page, '.card[data-metric="memory_available"] .u-legend');
+      t.regex(memLegend, /memory_available/);
+      t.notRegex(memLegend, /total/);
       t.is(await page.locator('#error').isHidden(), true);
     },
     { viewport: { width: 1400, height: 1600 } },
@@ -384,6 +388,9 @@ browser.serial('sections switch: the CPU section draws per-CPU heatmaps of the b
         t.true(Math.abs(cpu2.reduce((sum, s) => sum + (s.avg[col] ?? 0), 0) - 0.45e9) < 1e3);
       }
       t.is(await page.locator('.card-percpu select[data-label="state"]').inputValue(), 'busy');
+      // CPU time per second is cores busy
+      t.regex(await text(page, '.card-percpu h3'), /cores/);
+      t.regex(await text(page, '.card-percpu .color-legend'), /0\.55 cores/);
       await shot('host-cpu-heatmap');
       // another pick redraws without a query
       await page.selectOption('.card-percpu select[data-label="state"]', 'idle');

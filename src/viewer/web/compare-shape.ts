@@ -5,7 +5,7 @@
  */
 import type { QueryResult } from '../api.js';
 import { binOnto, difference, type OffsetGrid, offsetGrid } from './compare-align.js';
-import type { LineChartData, LineSpec } from './series-shape.js';
+import { type LineChartData, type LineSpec, legendName } from './series-shape.js';
 
 export interface CompareLines {
   readonly grid: OffsetGrid;
@@ -13,19 +13,21 @@ export interface CompareLines {
   readonly diff: LineChartData;
 }
 
-const nameOf = (n: string) => (n === '' ? 'value' : n);
 
-export function compareLines(a: Pick<QueryResult, 't' | 'step' | 'series'>, originA: number, b: Pick<QueryResult, 't' | 'step' | 'series'>, originB: number): CompareLines {
+type Answer = Pick<QueryResult, 't' | 'step' | 'series'> & { readonly metric?: string };
+
+export function compareLines(a: Answer, originA: number, b: Answer, originB: number): CompareLines {
+  const nameOf = (s: Answer['series'][number]) => legendName(s, a.metric || b.metric);
   const ta = { origin: originA, t: a.t, step: a.step };
   const tb = { origin: originB, t: b.t, step: b.step };
   const grid = offsetGrid(ta, tb);
   const names: string[] = [];
-  for (const s of [...a.series, ...b.series]) if (!names.includes(nameOf(s.name))) names.push(nameOf(s.name));
+  for (const s of [...a.series, ...b.series]) if (!names.includes(nameOf(s))) names.push(nameOf(s));
   const main: LineSpec[] = [];
   const diff: LineSpec[] = [];
   names.forEach((name, i) => {
-    const sa = a.series.find((s) => nameOf(s.name) === name);
-    const sb = b.series.find((s) => nameOf(s.name) === name);
+    const sa = a.series.find((s) => nameOf(s) === name);
+    const sb = b.series.find((s) => nameOf(s) === name);
     const va = sa === undefined ? grid.x.map(() => null) : binOnto(ta, sa.avg, grid, 'avg');
     const vb = sb === undefined ? grid.x.map(() => null) : binOnto(tb, sb.avg, grid, 'avg');
     main.push({ label: `A ${name}`, values: va, role: 'main', series: i });

@@ -8,7 +8,7 @@
  * - percentiles: one line per percentile.
  * Lines carry the series' index, so a series keeps one colour. Pure.
  */
-import type { QueryResult } from '../api.js';
+import type { QueryResult, QuerySeries } from '../api.js';
 
 /** main: the value; burst: the step's highest per-sample rate; min/max: a band; b: source B in a comparison */
 export type LineRole = 'main' | 'burst' | 'min' | 'max' | 'b';
@@ -42,12 +42,22 @@ export function differs(hi: readonly (number | null)[], lo: readonly (number | n
 
 const copy = (v: readonly (number | null)[]): (number | null)[] => v.map((x) => (x === null || Number.isFinite(x) ? x : null));
 
-export function lineChartData(r: Pick<QueryResult, 't' | 'series'>, kind: 'rate' | 'value' | 'percentiles'): LineChartData {
+/**
+ * A series' legend name: its label values, as the API names it; a series
+ * without labels (the API calls it `total`) is named by its metric, so
+ * memory_available's one line does not read as total memory.
+ */
+export function legendName(s: Pick<QuerySeries, 'name' | 'labels'>, metric: string | undefined): string {
+  if (Object.keys(s.labels).length === 0 && (s.name === '' || s.name === 'total')) return metric === undefined || metric === '' ? 'value' : metric;
+  return s.name === '' ? 'value' : s.name;
+}
+
+export function lineChartData(r: Pick<QueryResult, 't' | 'series'> & { readonly metric?: string }, kind: 'rate' | 'value' | 'percentiles'): LineChartData {
   const x = r.t.map((t) => t / 1000);
   const lines: LineSpec[] = [];
   const bands: [number, number][] = [];
   r.series.forEach((s, i) => {
-    const name = s.name === '' ? 'value' : s.name;
+    const name = legendName(s, r.metric);
     lines.push({ label: name, values: copy(s.avg), role: 'main', series: i });
     if (kind === 'rate' && differs(s.max, s.avg)) {
       lines.push({ label: `${name} burst`, values: copy(s.max), role: 'burst', series: i });

@@ -87,6 +87,8 @@ export function formatValue(v: number | null | undefined, unit: string, digits =
   const scale = unitScale(unit);
   const rate = scale.perSecond ? '/s' : '';
   const base = v * scale.factor;
+  // time per second is CPUs busy: 1.02e9 ns/s is "1.02 cores"
+  if (scale.kind === 'time' && scale.perSecond) return `${significant(base / 1e9, digits)} ${coresWord(base / 1e9)}`;
   if (scale.kind === 'time') {
     // fractions of a nanosecond happen for rates (ns/s) and means: keep them in ns
     const [size, name] = pick(Math.abs(base), TIME_STEPS);
@@ -111,6 +113,7 @@ export function formatTick(v: number | null | undefined, unit: string): string {
   if (v === null || v === undefined) return '';
   if (v === 0) return '0';
   const scale = unitScale(unit);
+  if (scale.kind === 'time' && scale.perSecond) return Number.isFinite(v) ? significant((v * scale.factor) / 1e9, 3) : '';
   if (scale.kind === 'count') {
     if (!Number.isFinite(v)) return '';
     const [size, prefix] = pick(Math.abs(v), SI_STEPS);
@@ -119,12 +122,21 @@ export function formatTick(v: number | null | undefined, unit: string): string {
   return formatValue(v, unit, 3);
 }
 
-/** The axis label of a unit: `events/s`, `time/s`, `bytes`, '' for a bare count. */
+/** "core" for exactly one, else "cores" (0.5 cores, 2 cores). */
+const coresWord = (n: number) => (Math.abs(n) === 1 ? 'core' : 'cores');
+
+/** The axis label of a unit: `events/s`, `cores` (time per second), `bytes/s`, `time`, '' for a bare count. */
 export function axisLabel(unit: string): string {
   const scale = unitScale(unit);
-  if (scale.kind === 'count') return scale.name === '' ? (scale.perSecond ? 'per second' : '') : `${scale.name}${scale.perSecond ? '/s' : ''}`;
-  const name = scale.kind === 'time' ? 'time' : 'bytes';
-  return scale.perSecond ? `${name}/s` : name;
+  if (scale.kind === 'count') return scale.name === '' ? (scale.perSecond ? '/s' : '') : `${scale.name}${scale.perSecond ? '/s' : ''}`;
+  if (scale.kind === 'time') return scale.perSecond ? 'cores' : 'time';
+  return scale.perSecond ? 'bytes/s' : 'bytes';
+}
+
+/** Whether a unit is time per second: a CPU-time counter's rate, shown in cores. */
+export function isCores(unit: string): boolean {
+  const scale = unitScale(unit);
+  return scale.kind === 'time' && scale.perSecond;
 }
 
 /** A share 0..1 as a percentage: 0.4567 -> "45.7%". */

@@ -3,7 +3,7 @@ import type { MetricEntry, QuerySeries } from '../../../src/viewer/api.js';
 import { cpuLabelOf, labelValues, matchesFor, planCharts } from '../../../src/viewer/web/chart-plan.js';
 import { ALL, BUSY, choices, defaultSelection, otherLabels, perCpuGrid, selected } from '../../../src/viewer/web/percpu.js';
 import { mergeSections } from '../../../src/viewer/web/sections.js';
-import { differs, isolatedPoints, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
+import { differs, isolatedPoints, legendName, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
 
 const metric = (over: Partial<MetricEntry>): MetricEntry => ({
   name: 'm',
@@ -152,4 +152,14 @@ test('a value whose neighbours are gaps is a lone point (a line draws nothing th
   t.deepEqual(isolatedPoints([3]), [0]);
   t.deepEqual(isolatedPoints([3, 4, null]), []);
   t.deepEqual(isolatedPoints([]), []);
+});
+
+test('a series without labels is named by its metric, not "total"', (t) => {
+  const d = lineChartData({ metric: 'memory_available', t: [0], series: [s('total', {}, [1])] }, 'value');
+  t.deepEqual(
+    d.lines.map((l) => l.label),
+    ['memory_available'],
+  );
+  t.is(legendName(s('total', { state: 'total' }, []), 'm'), 'total');
+  t.is(legendName(s('p50', {}, []), 'm'), 'p50');
 });

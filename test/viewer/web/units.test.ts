@@ -42,7 +42,11 @@ test('time: ns to µs, ms, s; other time units scaled to ns first', (t) => {
 });
 
 test('rates carry /s: CPU time per second, bytes per second, events per second', (t) => {
-  t.is(formatValue(350e6, 'nanoseconds/s'), '350 ms/s');
+  // time per second is CPUs busy
+  t.is(formatValue(350e6, 'nanoseconds/s'), '0.35 cores');
+  t.is(formatValue(1.02e9, 'nanoseconds/s'), '1.02 cores');
+  t.is(formatValue(1e9, 'nanoseconds/s'), '1 core');
+  t.is(formatValue(2000, 'milliseconds/s'), '2 cores');
   t.is(formatValue(1.5 * 1024 * 1024, 'bytes/s'), '1.5 MiB/s');
   t.is(formatValue(12_345, 'events/s'), '12.3k events/s');
   t.is(formatValue(42, 'count/s'), '42/s');
@@ -73,7 +77,10 @@ test('ticks: null (a log axis minor tick) is empty, counts leave the name to the
   t.is(formatTick(2500, 'events/s'), '2.5k');
   t.is(formatTick(4 * 1024 * 1024, 'bytes/s'), '4 MiB/s');
   t.is(axisLabel('events/s'), 'events/s');
-  t.is(axisLabel('nanoseconds/s'), 'time/s');
+  t.is(axisLabel('nanoseconds/s'), 'cores');
+  t.is(formatTick(2e9, 'nanoseconds/s'), '2');
+  t.is(formatTick(5e8, 'nanoseconds/s'), '0.5');
+  t.is(axisLabel('count/s'), '/s');
   t.is(axisLabel('bytes'), 'bytes');
   t.is(axisLabel('count'), '');
 });
