@@ -63,6 +63,8 @@ export async function buildWeb({ typecheck = true, quiet = false, out = WEB_OUT 
     for (const f of OUTPUTS) renameSync(join(tmp, f), join(out, f));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
+    // esbuild keeps a service process for later builds; npm start would carry it for as long as up runs
+    await esbuild.stop();
   }
   const sizes = OUTPUTS.map((f) => {
     const body = readFileSync(join(out, f));

@@ -73,7 +73,7 @@ Options:
 Usage: rezolus <mode> [options]
 
 Modes:
-  up         the embedded default: a private nats-server, agent, exporter and hindsight
+  up         the embedded default: a private nats-server, agent, exporter, hindsight and viewer
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
