@@ -164,7 +164,7 @@ test.before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'rezolus-view-browser-'));
   await record(join(dir, 'fleet.parquet'), ['web01', 'web02'], ROWS, T0, 1);
   await record(join(dir, 'b.parquet'), ['web01'], ROWS - 100, T0 + DAY_NS, 0.5);
-  [single, compared] = await Promise.all([startView([join(dir, 'fleet.parquet')]), startView([`A=${join(dir, 'fleet.parquet')}`, `B=${join(dir, 'b.parquet')}`])]);
+  [single, compared] = await Promise.all([startView([join(dir, 'fleet.parquet')]), startView([`before=${join(dir, 'fleet.parquet')}`, `after=${join(dir, 'b.parquet')}`])]);
 });
 
 test.after.always(async () => {
@@ -483,7 +483,20 @@ browser.serial('two files compared: A, B and A − B on seconds from each start'
       }
       const usage = drawn.find((c) => c.metric === 'scheduler_runqueue_latency' && c.kind === 'heatmap');
       t.truthy(usage, 'histograms get an A and a B heatmap');
-      t.regex(await text(page, '#header'), /A\/B comparison[\s\S]*A: [\s\S]*fleet\.parquet[\s\S]*B: [\s\S]*b\.parquet/);
+      t.regex(await text(page, '#header'), /A\/B comparison[\s\S]*before: [\s\S]*fleet\.parquet[\s\S]*after: [\s\S]*b\.parquet/);
+      // the sources by the names given, not A/B
+      t.regex(await text(page, '.card[data-metric="network_bytes"] h3'), /before solid, after dashed; below: before − after/);
+      t.regex(await text(page, '.card[data-metric="network_bytes"] .u-legend'), /before receive[\s\S]*after receive/);
+      // the difference has a scale (ticks besides 0) and its value on hover
+      const diff = page.locator('.card[data-metric="network_bytes"] .chart.diff');
+      await diff.scrollIntoViewIfNeeded();
+      const box = await diff.locator('.u-over').boundingBox();
+      if (box !== null) await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+      await page.waitForFunction(() => /before − after receive:?\s*-?\d/.test(document.querySelector('.card[data-metric="network_bytes"] .chart.diff .u-legend')?.textContent ?? ''));
+      t.pass();
+      // the two heatmaps share one colour scale
+      const heat = drawn.find((c) => c.metric === 'scheduler_runqueue_latency' && c.kind === 'heatmap')?.data as { a: { colorMax: number }; b: { colorMax: number } } | undefined;
+      t.true(heat !== undefined && heat.a.colorMax === heat.b.colorMax && heat.a.colorMax > 0);
       await shot('compare');
     },
     { viewport: { width: 1400, height: 1600 } },

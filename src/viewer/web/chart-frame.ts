@@ -86,10 +86,11 @@ const isDecade = (v: number) => v > 0 && Math.abs(Math.log10(v) - Math.round(Mat
 const decades = (_u: uPlot, splits: number[]) => splits.map((v) => (isDecade(v) ? v : null));
 
 /** A y axis whose ticks are in `unit` ('' for minor ticks a log axis leaves unlabelled). */
-export function yAxis(unit: string, log = false, grid?: uPlot.Axis.Grid): uPlot.Axis {
+export function yAxis(unit: string, log = false, grid?: uPlot.Axis.Grid, space?: number): uPlot.Axis {
   const incrs = log ? undefined : axisIncrs(unit);
   return {
     size: Y_AXIS_SIZE,
+    ...(space === undefined ? {} : { space }),
     values: (_u: uPlot, splits: number[]) => splits.map((v) => formatTick(v as number | null, unit)),
     ...(incrs === undefined ? {} : { incrs }),
     ...(log ? { grid: { filter: decades, ...grid }, ticks: { filter: decades } } : grid === undefined ? {} : { grid }),
@@ -104,6 +105,18 @@ export function linearYScale(): uPlot.Scale {
       const lo = Math.min(0, min);
       const hi = max > lo ? max : lo + 1;
       return uPlot.rangeNum(lo, hi, 0.1, true);
+    },
+  };
+}
+
+/** A linear y scale symmetric around zero (a difference): ±1 when all is zero. */
+export function symmetricYScale(): uPlot.Scale {
+  return {
+    range: (_u: uPlot, min: number | null, max: number | null): uPlot.Range.MinMax => {
+      const m = Math.max(Math.abs(Number.isFinite(min) ? (min as number) : 0), Math.abs(Number.isFinite(max) ? (max as number) : 0));
+      if (!(m > 0)) return [-1, 1];
+      const [, hi] = uPlot.rangeNum(0, m, 0.1, true);
+      return [-(hi ?? m), hi ?? m];
     },
   };
 }

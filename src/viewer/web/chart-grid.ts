@@ -21,6 +21,8 @@ export interface GridData {
   /** the unit of the cell values */
   readonly valueUnit: string;
   readonly colors: ColorScale;
+  /** the value of the darkest colour (default: the grid's largest): two heatmaps compared share one */
+  readonly colorMax?: number;
 }
 
 export interface GridChartOptions {
@@ -144,7 +146,7 @@ export class GridChart {
       width,
       ...(d.yLog ? { yFloor: logFloor(d.grid.lower, d.grid.upper), minHeight: 3 * devicePixelRatio } : {}),
     });
-    const max = gridMax(d.grid.values);
+    const max = d.colorMax ?? gridMax(d.grid.values);
     const byLevel: (typeof cells)[] = Array.from({ length: LEVELS }, () => []);
     for (const c of cells) {
       const level = colorLevel(c.value, max, d.colors);
@@ -185,7 +187,7 @@ export class GridChart {
   }
 
   private renderLegend(d: GridData): void {
-    const max = gridMax(d.grid.values);
+    const max = d.colorMax ?? gridMax(d.grid.values);
     this.legend.replaceChildren();
     const bar = document.createElement('span');
     bar.className = 'ramp';

@@ -6,7 +6,7 @@
  */
 import uPlot from 'uplot';
 import { lineColor, withAlpha } from './colors.js';
-import { type ChartFrame, frameOptions, linearYScale, logYScale, yAxis } from './chart-frame.js';
+import { type ChartFrame, frameOptions, linearYScale, logYScale, symmetricYScale, yAxis } from './chart-frame.js';
 import type { LineChartData, LineSpec } from './series-shape.js';
 import { isolatedPoints, positiveOnly } from './series-shape.js';
 import { formatValue } from './units.js';
@@ -14,6 +14,8 @@ import { formatValue } from './units.js';
 export interface LineChartOptions {
   readonly unit: string;
   readonly log: boolean;
+  /** a difference: a y scale symmetric around zero, ticks closer together */
+  readonly diff?: boolean;
   readonly height: number;
   /** the legend under the chart (default true) */
   readonly legend?: boolean;
@@ -81,8 +83,8 @@ export class LineChart {
     const o = frameOptions(this.frame, width, this.opts.height);
     o.series = [o.series[0] ?? {}, ...d.lines.map((l) => seriesOptions(l, this.opts.unit))];
     o.bands = d.bands.map(([hi, lo]) => ({ series: [hi + 1, lo + 1], fill: withAlpha(lineColor(d.lines[hi]?.series ?? 0), 0.12) }));
-    o.scales = { ...o.scales, y: this.opts.log ? logYScale() : linearYScale() };
-    o.axes = [...(o.axes ?? []), yAxis(this.opts.unit, this.opts.log)];
+    o.scales = { ...o.scales, y: this.opts.log ? logYScale() : this.opts.diff === true ? symmetricYScale() : linearYScale() };
+    o.axes = [...(o.axes ?? []), yAxis(this.opts.unit, this.opts.log, undefined, this.opts.diff === true ? 20 : undefined)];
     o.legend = { show: this.opts.legend ?? true, live: true };
     const onDraw = this.opts.onDraw;
     if (onDraw !== undefined) o.hooks = { ...o.hooks, draw: [() => onDraw()] };

@@ -15,6 +15,7 @@ import { type ChartRecord, countDraw, registerChart, unregisterChart } from './c
 import { sourceRange } from './compare-align.js';
 import { compareLines } from './compare-shape.js';
 import { el } from './dom.js';
+import { gridMax } from './heatmap-colors.js';
 import { clearError, reportError } from './error-line.js';
 import { defaultSelection, otherLabels, perCpuGrid } from './percpu.js';
 import { axisLabel } from './units.js';
@@ -69,10 +70,10 @@ export class CompareCard {
         'h3',
         { title: metric.description === '' ? metric.name : `${metric.name}: ${metric.description}` },
         metric.name,
-        el('span', { class: 'caption' }, ` ${lines ? 'A solid, B dashed; below: A − B' : 'A above, B below'}${label === '' ? '' : ` · ${label}`}`),
+        el('span', { class: 'caption' }, ` ${lines ? `${a.name} solid, ${b.name} dashed; below: ${a.name} − ${b.name}` : `${a.name} above, ${b.name} below`}${label === '' ? '' : ` · ${label}`}`),
       ),
       this.body,
-      lines ? el('div', { class: 'diff-label muted' }, 'A − B') : null,
+      lines ? el('div', { class: 'diff-label muted' }, `${a.name} − ${b.name}`) : null,
       lines ? this.diffBody : null,
       this.status,
     );
@@ -160,17 +161,20 @@ export class CompareCard {
           this.grids.push(new GridChart(holder, this.ctx.frame, { height: this.plan.kind === 'heatmap' ? 170 : 150, onDraw }));
         }
       }
-      const drawn = sides.map(({ side, r }, i) => {
-        const data = this.gridData(side, r);
+      // one colour scale for both: the same colour is the same value
+      const grids = sides.map(({ side, r }) => this.gridData(side, r));
+      const colorMax = Math.max(...grids.map((g) => gridMax(g.grid.values)));
+      const drawn = grids.map((g, i) => {
+        const data = { ...g, colorMax };
         this.grids[i]?.set(data, w);
         return data;
       });
       this.record.data = { a: drawn[0], b: drawn[1] };
       return;
     }
-    const shaped = compareLines(ra, this.a.origin, rb, this.b.origin);
+    const shaped = compareLines(ra, this.a.origin, rb, this.b.origin, { a: this.a.name, b: this.b.name });
     this.main ??= new LineChart(this.body, this.ctx.frame, { unit: ra.unit || rb.unit, log: this.plan.kind === 'percentiles', height: 180, onDraw });
-    this.diff ??= new LineChart(this.diffBody, this.ctx.frame, { unit: ra.unit || rb.unit, log: false, height: 100, legend: false });
+    this.diff ??= new LineChart(this.diffBody, this.ctx.frame, { unit: ra.unit || rb.unit, log: false, diff: true, height: 140 });
     this.main.set(shaped.main, w);
     this.diff.set(shaped.diff, w);
     this.record.data = { main: this.main.data, diff: this.diff.data, a: ra, b: rb };

@@ -16,7 +16,7 @@ export interface CompareLines {
 
 type Answer = Pick<QueryResult, 't' | 'step' | 'series'> & { readonly metric?: string };
 
-export function compareLines(a: Answer, originA: number, b: Answer, originB: number): CompareLines {
+export function compareLines(a: Answer, originA: number, b: Answer, originB: number, sides: { readonly a: string; readonly b: string } = { a: 'A', b: 'B' }): CompareLines {
   const nameOf = (s: Answer['series'][number]) => legendName(s, a.metric || b.metric);
   const ta = { origin: originA, t: a.t, step: a.step };
   const tb = { origin: originB, t: b.t, step: b.step };
@@ -30,9 +30,9 @@ export function compareLines(a: Answer, originA: number, b: Answer, originB: num
     const sb = b.series.find((s) => nameOf(s) === name);
     const va = sa === undefined ? grid.x.map(() => null) : binOnto(ta, sa.avg, grid, 'avg');
     const vb = sb === undefined ? grid.x.map(() => null) : binOnto(tb, sb.avg, grid, 'avg');
-    main.push({ label: `A ${name}`, values: va, role: 'main', series: i });
-    main.push({ label: `B ${name}`, values: vb, role: 'b', series: i });
-    diff.push({ label: `A − B ${name}`, values: difference(va, vb), role: 'main', series: i });
+    main.push({ label: `${sides.a} ${name}`, values: va, role: 'main', series: i });
+    main.push({ label: `${sides.b} ${name}`, values: vb, role: 'b', series: i });
+    diff.push({ label: `${sides.a} − ${sides.b} ${name}`, values: difference(va, vb), role: 'main', series: i });
   });
   return { grid, main: { x: grid.x, lines: main, bands: [] }, diff: { x: grid.x, lines: diff, bands: [] } };
 }

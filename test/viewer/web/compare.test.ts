@@ -76,3 +76,17 @@ test('compareLines: A and B per series name in one colour, and A − B', (t) => 
     ],
   );
 });
+
+test('compareLines: the sources as the user named them (before=, after=)', (t) => {
+  const a = { metric: 'memory_available', t: [0], step: 1000, series: [{ ...s('total', [3]) }] };
+  const b = { metric: 'memory_available', t: [0], step: 1000, series: [{ ...s('total', [1]) }] };
+  const c = compareLines(a, 0, b, 0, { a: 'before', b: 'after' });
+  t.deepEqual(
+    c.main.lines.map((l) => l.label),
+    ['before memory_available', 'after memory_available'],
+  );
+  t.deepEqual(
+    c.diff.lines.map((l) => [l.label, l.values]),
+    [['before − after memory_available', [2]]],
+  );
+});
