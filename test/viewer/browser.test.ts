@@ -94,8 +94,8 @@ async function record(path: string, hosts: readonly string[], rows: number, t0: 
     { spec: spec('blockio_bytes/read', 'counter', { op: 'read' }, 'bytes'), cell: (r) => BigInt(at(r).i * 4 * MiB) },
     { spec: spec('blockio_bytes/write', 'counter', { op: 'write' }, 'bytes'), cell: (r) => BigInt(at(r).i * MiB) },
     { spec: spec('scheduler_runqueue_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => cumulative(LATENCIES, at(r).i + 1) },
-    // sparse: one connect at LONE_ROWS[0], one at LONE_ROWS[1], none between: steps with data between gaps
-    { spec: spec('tcp_connect_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => cumulative(LONE, LONE_ROWS.filter((k) => at(r).i >= k).length) },
+    // web01 only (web02 lacks it); sparse: one connect at LONE_ROWS[0], one at LONE_ROWS[1], none between: steps with data between gaps
+    { spec: spec('tcp_connect_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => (at(r).host === 'web02' ? null : cumulative(LONE, LONE_ROWS.filter((k) => at(r).i >= k).length)) },
   );
   for (const [k, cgroup] of ['/system.slice', '/user.slice'].entries()) {
     series.push(
@@ -287,8 +287,28 @@ browser.serial('file with two hosts: the fleet page lists both, sorts by a colum
     await page.waitForFunction(() => location.hash.startsWith('#/host?h=') && new URLSearchParams(location.hash.split('?')[1]).getAll('h').length === 2);
     const both = await charts(page);
     t.deepEqual([...new Set(both.map((c) => c.host))].sort(), ['web01', 'web02']);
-    t.deepEqual(await page.locator('.column').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-host')).sort()), ['web01', 'web02']);
+    t.deepEqual(await page.locator('.column-host').evaluateAll((cs) => cs.map((c) => c.getAttribute('data-host'))), ['web01', 'web02']);
+    // one row per chart: each chart of web01 has web02's beside it, at the same height
+    const tops = async () =>
+      page.locator('.columns .card').evaluateAll((cs) => cs.map((c) => [c.getAttribute('data-metric'), c.getAttribute('data-host'), Math.round(c.getBoundingClientRect().top)]));
+    const rowsOf = (cards: (string | number | null)[][]) => {
+      const byRow = new Map<string, string[]>();
+      for (const [metric, host, top] of cards) byRow.set(String(top), [...(byRow.get(String(top)) ?? []), `${metric}@${host}`]);
+      return [...byRow.values()];
+    };
+    for (const row of rowsOf(await tops())) t.is(row.length, 2, row.join(', '));
     await shot('side-by-side');
+    // a chart only web01 has: an empty placeholder for web02 in its row
+    await page.click('nav.sections a:has-text("TCP")');
+    await page.waitForSelector('.card.placeholder[data-host="web02"]');
+    await charts(page);
+    const tcp = rowsOf(await tops());
+    t.deepEqual(tcp, [
+      ['tcp_connect_latency@web01', 'tcp_connect_latency@web02'],
+      ['tcp_connect_latency@web01', 'tcp_connect_latency@web02'],
+    ]);
+    await shot('side-by-side-placeholder');
+    await page.goBack();
     // back on the fleet page, a click on a row opens that host
     await page.goBack();
     await page.waitForSelector('tr[data-host="web02"]');

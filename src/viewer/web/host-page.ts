@@ -163,19 +163,36 @@ export class HostPage implements Page {
     replace(this.head, el('h2', {}, section.name), picker);
     this.columns.className = `columns cols-${this.route.hosts.length}`;
     const charts: ChartCard[] = [];
-    replace(
-      this.columns,
-      ...this.route.hosts.map((host) => {
-        const cards = sectionMetrics(host).flatMap((m) => planCharts(m).map((plan) => new ChartCard(m, plan, this.cardContext(host))));
-        charts.push(...cards);
-        return el(
-          'div',
-          { class: 'column', 'data-host': host },
-          this.route.hosts.length > 1 ? el('h2', { class: 'column-host' }, host) : null,
-          el('div', { class: 'cards' }, ...cards.map((c) => c.root)),
-        );
-      }),
-    );
+    const hosts = this.route.hosts;
+    if (hosts.length === 1) {
+      const host = hosts[0] ?? '';
+      const cards = sectionMetrics(host).flatMap((m) => planCharts(m).map((plan) => new ChartCard(m, plan, this.cardContext(host))));
+      charts.push(...cards);
+      replace(this.columns, el('div', { class: 'column', 'data-host': host }, el('div', { class: 'cards' }, ...cards.map((c) => c.root))));
+    } else {
+      // side by side: one row per chart, a placeholder where a host lacks it, so the rows line up
+      const cells: HTMLElement[] = hosts.map((host) => el('h2', { class: 'column-host', 'data-host': host }, host));
+      for (const name of section.metrics) {
+        const entries = hosts.map((h) => this.metrics.get(h)?.find((m) => m.name === name));
+        const kinds: string[] = [];
+        for (const m of entries) for (const p of m === undefined ? [] : planCharts(m)) if (!kinds.includes(p.kind)) kinds.push(p.kind);
+        for (const kind of kinds) {
+          hosts.forEach((host, i) => {
+            const m = entries[i];
+            const plan = m === undefined ? undefined : planCharts(m).find((p) => p.kind === kind);
+            if (m === undefined || plan === undefined) {
+              cells.push(el('section', { class: 'card placeholder', 'data-metric': name, 'data-host': host }, el('h3', {}, name), el('p', { class: 'muted' }, `${host} has no ${name}${m === undefined ? '' : ` ${kind} chart`}`)));
+              return;
+            }
+            const card = new ChartCard(m, plan, this.cardContext(host));
+            card.root.dataset.host = host;
+            charts.push(card);
+            cells.push(card.root);
+          });
+        }
+      }
+      replace(this.columns, ...cells);
+    }
     this.cards.set(charts);
   }
 
