@@ -156,7 +156,7 @@ test('match on a label named __proto__ or constructor: a series without that lab
   }
 });
 
-test('a recording whose file name has a space, parentheses or accents opens (the name it gets on the page is made from the file name)', async (t) => {
+test.serial('a recording whose file name has a space, parentheses or accents opens (the name it gets on the page is made from the file name)', async (t) => {
   for (const name of ['my recording (1).parquet', 'données.parquet']) {
     copyFileSync(file, join(dir, name));
     const r = await viewCli([join(dir, name)]);
@@ -293,7 +293,7 @@ function keepPublishing(p: Publisher, host: string, everyMs = 200): { stop(): Pr
   };
 }
 
-test('a frame from ten years ahead (a bad clock, or a hostile publisher) does not freeze the host: later frames still show, the row is not stamped in the future', async (t) => {
+test.serial('a frame from ten years ahead (a bad clock, or a hostile publisher) does not freeze the host: later frames still show, the row is not stamped in the future', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   let v: RunningViewer | undefined;
@@ -324,7 +324,7 @@ test('a frame from ten years ahead (a bad clock, or a hostile publisher) does no
   }
 });
 
-test("a host window closed while it opens (a page left at once, or pushed out by a 7th) does not go on to replay the host's whole window", async (t) => {
+test.serial("a host window closed while it opens (a page left at once, or pushed out by a 7th) does not go on to replay the host's whole window", async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   const link = await BusLink.open({ url: server.url, name: 'attack-window', waitOnFirstConnect: false }, silentLogger());
@@ -346,7 +346,7 @@ test("a host window closed while it opens (a page left at once, or pushed out by
   }
 });
 
-test('host pages opened for 50 hosts, one after another and then all at once: at most 6 windows are held, and each page still answers', async (t) => {
+test.serial('host pages opened for 50 hosts, one after another and then all at once: at most 6 windows are held, and each page still answers', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   const hosts = Array.from({ length: 50 }, (_, i) => `h${String(i).padStart(2, '0')}`);
@@ -388,7 +388,7 @@ test('host pages opened for 50 hosts, one after another and then all at once: at
   }
 });
 
-test('save this window: two saves of the same range for other hosts are two files; hostile host lists stay in --save-dir; a range from the far future is a 400', async (t) => {
+test.serial('save this window: two saves of the same range for other hosts are two files; hostile host lists stay in --save-dir; a range from the far future is a 400', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   const saveDir = mkdtempSync(join(dir, 'saves-'));
@@ -432,7 +432,7 @@ test('save this window: two saves of the same range for other hosts are two file
   }
 });
 
-test('NATS restarts while the viewer runs: the page says NATS is away, then the fleet and an open host page go on with frames published after the restart', async (t) => {
+test.serial('NATS restarts while the viewer runs: the page says NATS is away, then the fleet and an open host page go on with frames published after the restart', async (t) => {
   let server = await startTestNats();
   const p = await Publisher.open(server);
   const pub = keepPublishing(p, 'phoenix', 250);
@@ -474,7 +474,7 @@ function churning(gen: number, n: number): Descriptor {
   return makeDescriptor('fuzz_churn', { cpu_usage: m('counter', 'nanoseconds', ['state', 'id'], 'churned CPU time') }, Array.from({ length: n }, (_, i) => ['cpu_usage', [`g${gen}`, String(i)]] as const));
 }
 
-test('a host whose series churn (5000 new cpu_usage series a frame, 300 000 in all) cannot grow the fleet page or its host page without bound; queries of it stay bounded', async (t) => {
+test.serial('a host whose series churn (5000 new cpu_usage series a frame, 300 000 in all) cannot grow the fleet page or its host page without bound; queries of it stay bounded', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   let v: RunningViewer | undefined;
@@ -510,7 +510,7 @@ test('a host whose series churn (5000 new cpu_usage series a frame, 300 000 in a
   }
 });
 
-test('frames of ever new host names (a publisher inventing hosts) stop at FLEET_MAX_HOSTS rows, and the page says hosts are left out', async (t) => {
+test.serial('frames of ever new host names (a publisher inventing hosts) stop at FLEET_MAX_HOSTS rows, and the page says hosts are left out', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   let v: RunningViewer | undefined;
@@ -536,7 +536,7 @@ test('frames of ever new host names (a publisher inventing hosts) stop at FLEET_
   }
 });
 
-test('a flood of hostile frames (garbage, wrong descriptors, 497-bucket histograms, NaN, impostors) and a counter that goes back: the viewer keeps running and the good host is charted right', async (t) => {
+test.serial('a flood of hostile frames (garbage, wrong descriptors, 497-bucket histograms, NaN, impostors) and a counter that goes back: the viewer keeps running and the good host is charted right', async (t) => {
   const server = await startTestNats();
   const p = await Publisher.open(server);
   let v: RunningViewer | undefined;
@@ -590,7 +590,7 @@ test('a flood of hostile frames (garbage, wrong descriptors, 497-bucket histogra
   }
 });
 
-test('bad files on the command line: empty, cut in the middle, a directory, a FIFO, the recorder\'s temporary file: exit 2 with one line naming it, never a hang', async (t) => {
+test.serial('bad files on the command line: empty, cut in the middle, a directory, a FIFO, the recorder\'s temporary file: exit 2 with one line naming it, never a hang', async (t) => {
   const bad = mkdtempSync(join(dir, 'bad-'));
   const bytes = readFileSync(file);
   writeFileSync(join(bad, 'empty.parquet'), '');
@@ -640,7 +640,7 @@ test('a recording whose column data is damaged (footer intact): the chart gets a
   }
 });
 
-test('--listen 0.0.0.0:0: refused without a token and with a 10-character one (exit 2); served with 16 characters', async (t) => {
+test.serial('--listen 0.0.0.0:0: refused without a token and with a 10-character one (exit 2); served with 16 characters', async (t) => {
   const none = await viewCli(['--listen', '0.0.0.0:0', file]);
   t.is(none.code, 2, none.stderr);
   t.regex(none.stderr, /REZOLUS_HTTP_TOKEN/);
@@ -650,4 +650,37 @@ test('--listen 0.0.0.0:0: refused without a token and with a 10-character one (e
   const ok = await viewCli(['--listen', '0.0.0.0:0', file], { REZOLUS_HTTP_TOKEN: TOKEN });
   t.true(ok.served, ok.stderr);
   t.regex(ok.stderr, /login\?token=<REZOLUS_HTTP_TOKEN>/, 'the URL to open does not print the token');
+});
+
+test.serial("a host page opened while NATS is away: a 503 that says so (not an empty page for good), and the host's history once NATS is back", async (t) => {
+  let server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  try {
+    const began = Date.now();
+    for (let k = 1; k <= 20; k++) await p.frame('lazarus', began - (20 - k) * 500, goodValues(k));
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    const live = (): LiveData => viewer.data as LiveData;
+    t.true(await until(() => live().fleet?.has('lazarus') === true, 30_000), 'the host is on the fleet page');
+    const restarting = server.crashAndRestart(15_000);
+    t.true(await until(() => viewer.data.info().problem !== undefined, 10_000), 'the page says NATS is away');
+    const during = await get<{ error?: string } | unknown[]>(viewer, '/api/v1/metrics?host=lazarus');
+    t.is(during.status, 503, JSON.stringify(during.body));
+    server = await restarting;
+    let metrics: { status: number; body: unknown } = { status: 0, body: undefined };
+    t.true(
+      await until(async () => {
+        metrics = await get<unknown[]>(viewer, '/api/v1/metrics?host=lazarus');
+        return metrics.status === 200 && (metrics.body as unknown[]).length > 0;
+      }, 60_000),
+      `the host page opens once NATS is back: ${JSON.stringify(metrics)}`,
+    );
+    const q = await get<QueryResult>(viewer, `/api/v1/query?host=lazarus&metric=fuzz_level&start=${began - 15_000}&end=${Date.now()}&budget=5000`);
+    t.is(q.body.series[0]?.avg.filter((x) => x !== null).length, 20, 'with the frames from before the outage');
+  } finally {
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
 });

@@ -15,9 +15,12 @@ export class HostWindow {
   readonly tracks: HostTracks;
   /** resolves once the replayed window is in */
   readonly ready: Promise<void>;
-  lastUsed = Date.now();
+  readonly openedAt = Date.now();
+  lastUsed = this.openedAt;
   /** requests waiting for this window to be ready (LiveData never closes it for another while there are) */
   waiting = 0;
+  /** why the replay of the window failed, when it did (the window then holds only what came live) */
+  replayError: unknown;
   readonly #live: LiveSource;
   #replay: ReplaySource | undefined;
   #waiting: Frame[] | undefined = [];
@@ -55,6 +58,7 @@ export class HostWindow {
       await replay.done;
     } catch (error) {
       // a window the stream cannot give (gone, refused) still leaves the live part
+      this.replayError = error;
       this.log.warn({ err: error, host: this.host }, 'could not replay the window of the host; showing it from now on');
     } finally {
       const waiting = this.#waiting ?? [];

@@ -44,6 +44,8 @@ export class LiveData implements ViewerData {
   readonly #windows = new Map<string, HostWindow>();
   readonly #sweep: NodeJS.Timeout;
   #windowMs = 15 * 60_000;
+  /** when NATS last went away or came back (unix ms; 0: never) */
+  #outageAtMs = 0;
   /** files being written by a save */
   readonly #saving = new Set<string>();
   /** unix ms of the oldest message the stream holds (a young stream has less than the window) */
@@ -56,6 +58,9 @@ export class LiveData implements ViewerData {
     this.fleet = new FleetView(o.link, o.stream, o.hosts, o.windowMs ?? this.#windowMs, log.child({ component: 'fleet' }));
     this.#sweep = setInterval(() => this.#tidy(), SWEEP_MS);
     this.#sweep.unref();
+    void (async () => {
+      for await (const s of o.link.nc.status()) if (s.type === 'disconnect' || s.type === 'reconnect') this.#outageAtMs = Date.now();
+    })();
   }
 
   /** Reads the window from the stream, then follows the fleet (in the background while no agent has made the bucket). */
@@ -132,6 +137,15 @@ export class LiveData implements ViewerData {
       await w.ready;
     } finally {
       w.waiting--;
+    }
+    if (w.replayError !== undefined && (!this.o.link.connected() || this.#outageAtMs >= w.openedAt)) {
+      // opened while NATS was away (or went or came back): the host's history could not be read. Held, the
+      // window would show only what comes live for as long as the page is open; dropped, the next request reads it again.
+      if (this.#windows.get(host) === w) {
+        this.#windows.delete(host);
+        void w.close();
+      }
+      throw new RezolusError('NOT_READY', `NATS at ${this.o.natsUrl} does not answer: the window of "${host}" cannot be read from the stream yet`);
     }
     return w.tracks.tracks();
   }
