@@ -53,6 +53,7 @@ const SYSTEM_RATE = 0.05;
 
 /** 99 events of 1 ms and one of 50 ms every second, cumulative */
 const LATENCIES = fromValues([...Array(99).fill(1_000_000), 50_000_000]);
+const SYSCALL_OPS = 8;
 /** tcp_connect_latency: one event of 5 ms at each of these seconds, none else */
 const LONE = fromValues([5_000_000]);
 const LONE_ROWS = [150, 420];
@@ -97,6 +98,10 @@ async function record(path: string, hosts: readonly string[], rows: number, t0: 
     // web01 only (web02 lacks it); sparse: one connect at LONE_ROWS[0], one at LONE_ROWS[1], none between: steps with data between gaps
     { spec: spec('tcp_connect_latency', 'histogram', {}, 'nanoseconds'), cell: (r) => (at(r).host === 'web02' ? null : cumulative(LONE, LONE_ROWS.filter((k) => at(r).i >= k).length)) },
   );
+  // many lines: 8 syscall ops, op k at k·10 per second, ops 0-2 never called (flat zero)
+  for (let k = 0; k < SYSCALL_OPS; k++) {
+    series.push({ spec: spec(`syscall/op${k}`, 'counter', { op: `op${k}` }, 'events'), cell: (r) => BigInt(at(r).i * (k < 3 ? 0 : k * 10)) });
+  }
   for (const [k, cgroup] of ['/system.slice', '/user.slice'].entries()) {
     series.push(
       { spec: spec(`cgroup_cpu_usage/${cgroup}/user`, 'counter', { cgroup, state: 'user' }, 'nanoseconds'), cell: (r) => BigInt(at(r).i * (k + 1) * 100_000_000) },
@@ -384,6 +389,30 @@ browser.serial('a sparse histogram: a step with data between gaps is drawn (a po
     });
     t.true(coloured >= 8 * LONE_ROWS.length, `coloured pixels: ${coloured}`);
     await shot('sparse-percentiles');
+  });
+});
+
+browser.serial('a chart of many lines: all-zero lines hidden (a toggle shows them), the hovered values largest first', async (t) => {
+  await browser.withPage(t, async ({ page, shot }) => {
+    await page.goto(`${single.url}#/host?h=web01&s=Syscalls`);
+    await charts(page);
+    const card = page.locator('.card[data-metric="syscall"]');
+    t.is(await card.locator('.u-legend').count(), 0, 'no uPlot legend of 8 lines');
+    t.is(await card.locator('.zero-toggle').textContent(), 'show 3 all-zero lines');
+    const box = await card.locator('.u-over').boundingBox();
+    if (box !== null) await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.waitForFunction(() => (document.querySelector('.card[data-metric="syscall"] .hover-values')?.querySelectorAll('.hv').length ?? 0) > 0);
+    const rows = await card.locator('.hover-values .hv').allTextContents();
+    t.deepEqual(
+      rows.map((r) => r.split(':')[0]),
+      ['op7', 'op6', 'op5', 'op4', 'op3'],
+    );
+    await shot('many-lines');
+    await card.locator('.zero-toggle').click();
+    t.is(await card.locator('.zero-toggle').textContent(), 'hide 3 all-zero lines');
+    await page.mouse.move(box === null ? 0 : box.x + box.width / 3, box === null ? 0 : box.y + 10);
+    await page.waitForFunction(() => (document.querySelector('.card[data-metric="syscall"] .hover-values')?.querySelectorAll('.hv').length ?? 0) === 8);
+    t.pass();
   });
 });
 

@@ -11,6 +11,20 @@ export const LINE_COLORS: readonly string[] = [
   '#6b6b6b',
   '#a7a21c',
   '#1aa3b8',
+  '#0b3d91',
+  '#f2b134',
+  '#76c043',
+  '#ff7f7f',
+  '#b39ddb',
+  '#5d3a1a',
+  '#f06292',
+  '#37474f',
+  '#cddc39',
+  '#006064',
+  '#ff5722',
+  '#3f51b5',
+  '#009688',
+  '#9c27b0',
 ];
 
 /** The colour of series i (cycling). */

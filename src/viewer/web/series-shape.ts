@@ -86,3 +86,18 @@ export function isolatedPoints(values: ArrayLike<number | null | undefined>): nu
   for (let i = 0; i < values.length; i++) if (has(i) && !has(i - 1) && !has(i + 1)) out.push(i);
   return out;
 }
+
+/** Whether a line is zero (or empty) at every step: hidden by default in a chart of many lines. */
+export function flatZero(values: readonly (number | null)[]): boolean {
+  return values.every((v) => v === null || v === 0);
+}
+
+/** The lines' values at step `idx`, largest first, gaps left out: the hover list of a chart of many lines. */
+export function hoveredValues<L extends { readonly label: string }>(lines: readonly L[], values: readonly (readonly (number | null)[])[], idx: number): { line: L; value: number }[] {
+  const out: { line: L; value: number }[] = [];
+  lines.forEach((line, i) => {
+    const v = values[i]?.[idx];
+    if (v !== null && v !== undefined && Number.isFinite(v)) out.push({ line, value: v });
+  });
+  return out.sort((a, b) => b.value - a.value);
+}

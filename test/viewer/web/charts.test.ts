@@ -3,7 +3,7 @@ import type { MetricEntry, QuerySeries } from '../../../src/viewer/api.js';
 import { cpuLabelOf, labelValues, matchesFor, planCharts } from '../../../src/viewer/web/chart-plan.js';
 import { ALL, BUSY, choices, defaultSelection, otherLabels, perCpuGrid, selected } from '../../../src/viewer/web/percpu.js';
 import { mergeSections } from '../../../src/viewer/web/sections.js';
-import { differs, isolatedPoints, legendName, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
+import { differs, flatZero, hoveredValues, isolatedPoints, legendName, lineChartData, positiveOnly } from '../../../src/viewer/web/series-shape.js';
 
 const metric = (over: Partial<MetricEntry>): MetricEntry => ({
   name: 'm',
@@ -162,4 +162,18 @@ test('a series without labels is named by its metric, not "total"', (t) => {
   );
   t.is(legendName(s('total', { state: 'total' }, []), 'm'), 'total');
   t.is(legendName(s('p50', {}, []), 'm'), 'p50');
+});
+
+test('many lines: flat-zero lines are found, hovered values come largest first', (t) => {
+  t.true(flatZero([0, null, 0]));
+  t.false(flatZero([0, 1e-9]));
+  const lines = [{ label: 'a' }, { label: 'b' }, { label: 'c' }];
+  t.deepEqual(
+    hoveredValues(lines, [[1, 5], [null, 9], [2, 7]], 1).map((h) => [h.line.label, h.value]),
+    [
+      ['b', 9],
+      ['c', 7],
+      ['a', 5],
+    ],
+  );
 });
