@@ -684,3 +684,23 @@ test.serial("a host page opened while NATS is away: a 503 that says so (not an e
     await server.dispose();
   }
 });
+
+test.serial('--window longer than the stream keeps (30 min on a 15 min stream): host pages still show the history the stream has', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  try {
+    const began = Date.now();
+    for (let k = 1; k <= 20; k++) await p.frame('longview', began - (20 - k) * 500, goodValues(k));
+    v = await runViewer(liveConfig(server, 30 * 60_000), silentLogger());
+    const viewer = v;
+    t.true(await until(() => (viewer.data as LiveData).fleet?.has('longview') === true, 30_000), 'the host is on the fleet page');
+    const q = await get<QueryResult>(viewer, `/api/v1/query?host=longview&metric=fuzz_level&start=${began - 15_000}&end=${Date.now()}&budget=5000`);
+    t.is(q.status, 200);
+    t.is(q.body.series[0]?.avg.filter((x) => x !== null).length, 20, 'the frames published before the page opened');
+  } finally {
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});

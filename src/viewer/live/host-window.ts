@@ -32,6 +32,8 @@ export class HostWindow {
     private readonly stream: string,
     private readonly windowMs: number,
     private readonly log: Logger,
+    /** how far back the replay starts (the window, unless the stream keeps less) */
+    private readonly replayMs: number = windowMs,
   ) {
     this.tracks = new HostTracks(host);
     this.#live = new LiveSource({ bus: link, hosts: host, waitForBucket: true }, log);
@@ -47,7 +49,7 @@ export class HostWindow {
     if (this.#closed) return;
     const nowNs = BigInt(Date.now()) * 1_000_000n;
     const replay = new ReplaySource(
-      { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.windowMs) * 1_000_000n, untilNs: nowNs },
+      { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.replayMs) * 1_000_000n, untilNs: nowNs },
       this.log,
     );
     this.#replay = replay;

@@ -44,6 +44,8 @@ export class LiveData implements ViewerData {
   readonly #windows = new Map<string, HostWindow>();
   readonly #sweep: NodeJS.Timeout;
   #windowMs = 15 * 60_000;
+  /** the stream's max_age in ms (0: unlimited, or not read yet) */
+  #streamKeepsMs = 0;
   /** when NATS last went away or came back (unix ms; 0: never) */
   #outageAtMs = 0;
   /** files being written by a save */
@@ -81,11 +83,21 @@ export class LiveData implements ViewerData {
   async #readStreamStart(): Promise<void> {
     try {
       const info = await (await jetstreamManager(this.o.link.nc)).streams.info(this.o.stream);
+      this.#streamKeepsMs = Math.round(info.config.max_age / 1e6);
       const first = Date.parse(info.state.first_ts);
       if (info.state.messages > 0 && Number.isFinite(first)) this.#streamFirstMs = first;
     } catch {
       // not there yet: the window's start stays now − window
     }
+  }
+
+  /**
+   * How far back the stream can be replayed: the window, or the stream's
+   * max_age when --window is longer (a replay from before it is refused, and
+   * every host page showed only what came live).
+   */
+  #lookbackMs(): number {
+    return this.#streamKeepsMs > 0 ? Math.min(this.#windowMs, this.#streamKeepsMs) : this.#windowMs;
   }
 
   info(): ViewInfo {
@@ -128,7 +140,7 @@ export class LiveData implements ViewerData {
       if (this.#windows.size >= MAX_OPEN && !this.#closeLeastUsed()) {
         throw new RezolusError('NOT_READY', `${MAX_OPEN} host pages are being read from the stream at once; try "${host}" again in a moment`);
       }
-      w = new HostWindow(host, this.o.link, this.o.stream, this.#windowMs, this.log.child({ component: 'host-window', host }));
+      w = new HostWindow(host, this.o.link, this.o.stream, this.#windowMs, this.log.child({ component: 'host-window', host }), this.#lookbackMs());
       this.#windows.set(host, w);
     }
     w.lastUsed = Date.now();
@@ -155,7 +167,7 @@ export class LiveData implements ViewerData {
     if (hosts.length === 0) throw new BadRequestError('save needs at least one host');
     if (!(request.end > request.start)) throw new BadRequestError('save needs a time range with end after start');
     const now = Date.now();
-    if (request.start < now - this.#windowMs) throw new BadRequestError(`the stream keeps only the last ${Math.round(this.#windowMs / 1000)} s; the range starts before that`);
+    if (request.start < now - this.#lookbackMs()) throw new BadRequestError(`the stream keeps only the last ${Math.round(this.#lookbackMs() / 1000)} s; the range starts before that`);
     if (request.start > now) throw new BadRequestError('the range starts after now: there is nothing in it yet');
     const stamp = new Date(request.start).toISOString().replace(/[:.]/g, '-');
     const output = this.#freeName(`view-${hosts.length === 1 ? hosts[0] : `${hosts.length}-hosts`}-${stamp}`);
