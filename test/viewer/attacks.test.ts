@@ -704,3 +704,30 @@ test.serial('--window longer than the stream keeps (30 min on a 15 min stream): 
     await server.dispose();
   }
 });
+
+test.serial('a host that vanishes while its page is open: the page goes on answering with what it had, the fleet row ages', async (t) => {
+  const server = await startTestNats();
+  const p = await Publisher.open(server);
+  let v: RunningViewer | undefined;
+  const pub = keepPublishing(p, 'ghost', 200);
+  try {
+    v = await runViewer(liveConfig(server), silentLogger());
+    const viewer = v;
+    t.true(await until(() => (viewer.data as LiveData).fleet?.has('ghost') === true, 30_000));
+    t.is((await get(viewer, '/api/v1/metrics?host=ghost')).status, 200);
+    await new Promise((r) => setTimeout(r, 1000));
+    await pub.stop();
+    const gone = Date.now();
+    await new Promise((r) => setTimeout(r, 1500));
+    const q = await get<QueryResult>(viewer, `/api/v1/query?host=ghost&metric=fuzz_level&start=${gone - 30_000}&end=${Date.now()}&budget=5000`);
+    t.is(q.status, 200);
+    t.true((q.body.series[0]?.avg.filter((x) => x !== null).length ?? 0) > 0, 'what it published is still charted');
+    const row = (await get<HostSummary[]>(viewer, '/api/v1/hosts')).body.find((h) => h.host === 'ghost');
+    t.true(row !== undefined && row.lastMs <= gone, 'the row shows its last frame, which ages');
+  } finally {
+    await pub.stop();
+    await v?.stop();
+    await p.close();
+    await server.dispose();
+  }
+});
