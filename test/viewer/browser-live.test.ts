@@ -133,6 +133,9 @@ browser.serial('live bus: the fleet page lists both agents and refreshes every s
     // rows with what the agents measure: a CPU share and the samplers' states
     await page.waitForFunction(() => [...document.querySelectorAll('td[data-key="cpu"]')].every((td) => /% of \d+/.test(td.textContent ?? '')), null, { timeout: 30_000 });
     t.regex(await text(page, 'tr[data-host="alpha"] td[data-key="active"]'), /^\d+ of \d+$/);
+    // live: the last frame, buffered and refused columns; agents sending every second are not stale
+    for (const key of ['age', 'buffered', 'refused']) t.is(await page.locator(`table.fleet th[data-key="${key}"]`).count(), 1, key);
+    t.is(await page.locator('table.fleet tr.stale').count(), 0);
     t.regex(await text(page, '#header'), /live bus[\s\S]*nats:\/\/127\.0\.0\.1:\d+[\s\S]*following live/);
     // it keeps asking (every second; a busy machine may stretch that, so wait for events, not a time)
     const calls = hostCalls;

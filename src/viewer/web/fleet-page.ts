@@ -8,7 +8,7 @@ import type { HostSummary, SaveRequest, ViewInfo } from '../api.js';
 import { apiGet } from './api-client.js';
 import { el, replace } from './dom.js';
 import { clearError, clearErrors, reportError } from './error-line.js';
-import { FLEET_COLUMNS, type FleetColumnKey, type FleetRow, fleetRow } from './fleet-rows.js';
+import { type FleetColumnKey, type FleetRow, fleetColumns, fleetRow, STALE_MS } from './fleet-rows.js';
 import { type App, isLive, type Page } from './page.js';
 import { Poller } from './poller.js';
 import { formatRoute, type Route } from './route.js';
@@ -101,8 +101,11 @@ export class FleetPage implements Page {
 
   private render(): void {
     const now = this.now();
+    const live = isLive(this.app.info);
+    const columns = fleetColumns(live);
+    if (!columns.some((c) => c.key === this.sort.key)) this.sort = { key: 'host', dir: 'asc' };
     const rows = sortRows(
-      this.hosts.map((h) => fleetRow(h, now)),
+      this.hosts.map((h) => fleetRow(h, now, live)),
       (r) => r.values[this.sort.key as FleetColumnKey],
       this.sort.dir,
     );
@@ -111,7 +114,7 @@ export class FleetPage implements Page {
       'tr',
       {},
       el('th', { class: 'pick', title: 'check two hosts to compare them side by side' }, ''),
-      ...FLEET_COLUMNS.map((c) => {
+      ...columns.map((c) => {
         const current = this.sort.key === c.key;
         const th = el(
           'th',
@@ -126,13 +129,13 @@ export class FleetPage implements Page {
         return th;
       }),
     );
-    const empty = el('tr', {}, el('td', { colspan: FLEET_COLUMNS.length + 1, class: 'muted' }, isLive(this.app.info) ? 'no host has sent a frame yet' : 'this source has no hosts'));
-    replace(this.table, el('thead', {}, head), el('tbody', {}, ...(rows.length === 0 ? [empty] : rows.map((r) => this.row(r)))));
+    const empty = el('tr', {}, el('td', { colspan: columns.length + 1, class: 'muted' }, isLive(this.app.info) ? 'no host has sent a frame yet' : 'this source has no hosts'));
+    replace(this.table, el('thead', {}, head), el('tbody', {}, ...(rows.length === 0 ? [empty] : rows.map((r) => this.row(r, columns)))));
     this.compare.disabled = this.checked.size !== 2;
     this.note.textContent = `${this.hosts.length} host${this.hosts.length === 1 ? '' : 's'}${this.checked.size > 0 ? ` · ${this.checked.size} checked` : ''}`;
   }
 
-  private row(r: FleetRow): HTMLTableRowElement {
+  private row(r: FleetRow, columns: ReturnType<typeof fleetColumns>): HTMLTableRowElement {
     const box = el('input', { type: 'checkbox', 'aria-label': `check ${r.host}`, checked: this.checked.has(r.host) });
     box.addEventListener('change', () => {
       if (box.checked) this.checked.add(r.host);
@@ -143,12 +146,17 @@ export class FleetPage implements Page {
     const href = formatRoute({ page: 'host', hosts: [r.host] });
     const tr = el(
       'tr',
-      { 'data-host': r.host, class: (r.values.failed ?? 0) !== 0 ? 'has-failed' : undefined },
+      {
+        'data-host': r.host,
+        class: [(r.values.failed ?? 0) !== 0 ? 'has-failed' : '', r.stale ? 'stale' : ''].filter((c) => c !== '').join(' ') || undefined,
+      },
       el('td', { class: 'pick' }, box),
-      ...FLEET_COLUMNS.map((c) => {
-        const title = c.key === 'failed' ? r.failedReasons : c.key === 'memUsed' ? r.memoryNote : undefined;
+      ...columns.map((c) => {
+        const title =
+          c.key === 'failed' ? r.failedReasons : c.key === 'memUsed' ? r.memoryNote : c.key === 'active' ? r.samplersNote : c.key === 'age' && r.stale ? `no frame for more than ${STALE_MS / 1000} s` : undefined;
         const text = c.key === 'host' ? el('a', { href }, r.cells.host) : r.cells[c.key];
-        return el('td', { class: c.text ? 'text' : 'num', 'data-key': c.key, title: title === '' ? undefined : title }, text);
+        const label = c.key === 'age' && r.stale ? el('span', { class: 'stale-label' }, 'stale') : false;
+        return el('td', { class: c.text ? 'text' : 'num', 'data-key': c.key, title: title === '' ? undefined : title }, label, text);
       }),
     );
     tr.addEventListener('click', (e) => {

@@ -27,7 +27,12 @@ export interface FleetColumn {
   /** the header's tooltip */
   readonly help: string;
   readonly text: boolean;
+  /** shown only for a live source (the frame age and the agent's buffers mean nothing in a recording) */
+  readonly liveOnly?: boolean;
 }
+
+/** A live host whose newest frame is older than this is stale: about 3 × its usual refresh. */
+export const STALE_MS = 10_000;
 
 export const FLEET_COLUMNS: readonly FleetColumn[] = [
   { key: 'host', title: 'host', help: 'host name; click to open its page', text: true },
@@ -39,12 +44,17 @@ export const FLEET_COLUMNS: readonly FleetColumn[] = [
   { key: 'tx', title: 'net tx', help: 'network bytes sent per second', text: false },
   { key: 'read', title: 'disk read', help: 'block IO bytes read per second', text: false },
   { key: 'write', title: 'disk write', help: 'block IO bytes written per second', text: false },
-  { key: 'active', title: 'samplers', help: 'samplers active', text: false },
+  { key: 'active', title: 'samplers', help: 'samplers active of enabled (disabled ones do not count); hover for the others', text: false },
   { key: 'failed', title: 'failed', help: 'samplers failed; hover for the reasons', text: false },
-  { key: 'age', title: 'last frame', help: 'time since the newest frame', text: false },
-  { key: 'buffered', title: 'buffered', help: "frames in the agent's outage buffer", text: false },
-  { key: 'refused', title: 'refused', help: 'frames the bus refused', text: false },
+  { key: 'age', title: 'last frame', help: `time since the newest frame; "stale" past ${STALE_MS / 1000} s`, text: false, liveOnly: true },
+  { key: 'buffered', title: 'buffered', help: "frames in the agent's outage buffer", text: false, liveOnly: true },
+  { key: 'refused', title: 'refused', help: 'frames the bus refused', text: false, liveOnly: true },
 ];
+
+/** The columns shown: all for a live source, without the live-only ones for a recording. */
+export function fleetColumns(live: boolean): readonly FleetColumn[] {
+  return live ? FLEET_COLUMNS : FLEET_COLUMNS.filter((c) => c.liveOnly !== true);
+}
 
 export interface FleetRow {
   readonly host: string;
@@ -54,18 +64,28 @@ export interface FleetRow {
   readonly failedReasons: string;
   /** the memory cell's tooltip: used out of total */
   readonly memoryNote: string;
+  /** the samplers cell's tooltip: the samplers not active, their state and reason, one per line, and how many are disabled ('' when all are active) */
+  readonly samplersNote: string;
+  /** live only: the newest frame is more than STALE_MS old */
+  readonly stale: boolean;
 }
 
 const sub = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a - b);
 
-/** A host's row, its frame age taken at `now` (unix ms). */
-export function fleetRow(h: HostSummary, now: number): FleetRow {
-  const samplers = Object.entries(h.samplers);
-  const active = samplers.filter(([, s]) => s.state === 'active').length;
+/** A host's row, its frame age taken at `now` (unix ms); `live`: a live source, whose hosts can go stale. */
+export function fleetRow(h: HostSummary, now: number, live = false): FleetRow {
+  const samplers = Object.entries(h.samplers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  const enabled = samplers.filter(([, s]) => s.state !== 'disabled');
+  const disabled = samplers.length - enabled.length;
+  const active = enabled.filter(([, s]) => s.state === 'active').length;
   const failed = samplers.filter(([, s]) => s.state === 'failed');
   const failedReasons = failed.map(([name, s]) => `${name}: ${s.reason ?? 'no reason given'}`).join('\n');
+  const notActive = enabled.filter(([, s]) => s.state !== 'active').map(([name, s]) => `${name}: ${s.state}${s.reason === undefined ? '' : ` (${s.reason})`}`);
+  if (disabled > 0) notActive.push(`${disabled} disabled (not counted): ${samplers.filter(([, s]) => s.state === 'disabled').map(([name]) => name).join(', ')}`);
+  const samplersNote = notActive.join('\n');
   const memUsed = sub(h.memoryTotalBytes, h.memoryAvailableBytes);
   const age = Math.max(0, now - h.lastMs);
+  const stale = live && age > STALE_MS;
   const values: Record<FleetColumnKey, number | string | null> = {
     host: h.host,
     cpu: h.cpu,
@@ -76,7 +96,7 @@ export function fleetRow(h: HostSummary, now: number): FleetRow {
     tx: h.networkTxBps,
     read: h.blockReadBps,
     write: h.blockWriteBps,
-    active: samplers.length === 0 ? null : active,
+    active: enabled.length === 0 ? null : active,
     failed: samplers.length === 0 ? null : failed.length,
     age,
     buffered: h.buffered,
@@ -93,7 +113,7 @@ export function fleetRow(h: HostSummary, now: number): FleetRow {
     tx: formatValue(h.networkTxBps, 'bytes/s'),
     read: formatValue(h.blockReadBps, 'bytes/s'),
     write: formatValue(h.blockWriteBps, 'bytes/s'),
-    active: samplers.length === 0 ? '—' : `${active} of ${samplers.length}`,
+    active: enabled.length === 0 ? '—' : `${active} of ${enabled.length}`,
     failed: samplers.length === 0 ? '—' : String(failed.length),
     age: formatDuration(age),
     buffered: count(h.buffered),
@@ -101,5 +121,5 @@ export function fleetRow(h: HostSummary, now: number): FleetRow {
   };
   const memoryNote =
     memUsed === null || h.memoryTotalBytes === null ? '' : `${formatValue(memUsed, 'bytes')} used of ${formatValue(h.memoryTotalBytes, 'bytes')}`;
-  return { host: h.host, values, cells, failedReasons, memoryNote };
+  return { host: h.host, values, cells, failedReasons, memoryNote, samplersNote, stale };
 }

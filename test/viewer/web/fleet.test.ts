@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { HostSummary } from '../../../src/viewer/api.js';
-import { FLEET_COLUMNS, fleetRow } from '../../../src/viewer/web/fleet-rows.js';
+import { FLEET_COLUMNS, fleetColumns, fleetRow, STALE_MS } from '../../../src/viewer/web/fleet-rows.js';
 import { compareValues, nextSort, sortRows } from '../../../src/viewer/web/sort.js';
 
 const host = (over: Partial<HostSummary>): HostSummary => ({
@@ -37,7 +37,7 @@ test('a host row: values to sort by and text to show', (t) => {
     tx: '512 B/s',
     read: '—',
     write: '0 B/s',
-    active: '1 of 3',
+    active: '1 of 2',
     failed: '1',
     age: '2.5 s',
     buffered: '3',
@@ -94,4 +94,46 @@ test('clicking a column: the same one flips, a new number column starts biggest 
   t.deepEqual(nextSort({ key: 'host', dir: 'asc' }, 'host', true), { key: 'host', dir: 'desc' });
   t.deepEqual(nextSort({ key: 'host', dir: 'asc' }, 'cpu', false), { key: 'cpu', dir: 'desc' });
   t.deepEqual(nextSort({ key: 'cpu', dir: 'desc' }, 'host', true), { key: 'host', dir: 'asc' });
+});
+
+test('samplers: active of enabled (disabled ones do not count), the others and why on hover', (t) => {
+  const r = fleetRow(
+    host({
+      samplers: {
+        cpu_usage: { state: 'active' },
+        memory: { state: 'active' },
+        scheduler_runqueue: { state: 'failed', reason: 'no BTF' },
+        gpu: { state: 'disabled' },
+        tcp: { state: 'disabled' },
+        block_io: { state: 'degraded', reason: 'partial' },
+        rapl: { state: 'unsupported' },
+      },
+    }),
+    12_500,
+  );
+  t.is(r.cells.active, '2 of 5');
+  t.is(r.values.active, 2);
+  t.is(r.samplersNote, 'block_io: degraded (partial)\nrapl: unsupported\nscheduler_runqueue: failed (no BTF)\n2 disabled (not counted): gpu, tcp');
+  const all = fleetRow(host({ samplers: { a: { state: 'active' }, b: { state: 'disabled' } } }), 12_500);
+  t.is(all.cells.active, '1 of 1');
+  t.is(all.samplersNote, '1 disabled (not counted): b');
+  t.is(fleetRow(host({ samplers: { a: { state: 'active' } } }), 12_500).samplersNote, '');
+  t.is(fleetRow(host({ samplers: { b: { state: 'disabled' } } }), 12_500).cells.active, '—');
+});
+
+test('stale: live only, a newest frame more than 10 s old', (t) => {
+  t.is(STALE_MS, 10_000);
+  t.false(fleetRow(host({ lastMs: 0 }), 10_000, true).stale);
+  t.true(fleetRow(host({ lastMs: 0 }), 10_001, true).stale);
+  t.false(fleetRow(host({ lastMs: 0 }), 60_000, false).stale, 'a recording is never stale');
+});
+
+test('columns: a recording hides the live-only ones (last frame, buffered, refused)', (t) => {
+  t.deepEqual(
+    fleetColumns(true).map((c) => c.key),
+    FLEET_COLUMNS.map((c) => c.key),
+  );
+  const file = fleetColumns(false).map((c) => c.key);
+  for (const k of ['age', 'buffered', 'refused'] as const) t.false(file.includes(k));
+  t.is(file.length, FLEET_COLUMNS.length - 3);
 });
