@@ -279,6 +279,11 @@ browser.serial('file with two hosts: the fleet page lists both, sorts by a colum
     t.is(await text(page, 'tr[data-host="web02"] td[data-key="cpu"]'), '55% of 4');
     t.is(await text(page, 'tr[data-host="web02"] td[data-key="failed"]'), '1');
     t.regex((await page.locator('tr[data-host="web02"] td[data-key="failed"]').getAttribute('title')) ?? '', /scheduler_runqueue/);
+    // the samplers cell names on hover the samplers not active, their state and why
+    t.regex((await page.locator('tr[data-host="web02"] td[data-key="active"]').getAttribute('title')) ?? '', /scheduler_runqueue: failed/);
+    // a recording has no live-only columns (last frame, buffered, refused), and no stale hosts
+    for (const key of ['age', 'buffered', 'refused']) t.is(await page.locator(`table.fleet [data-key="${key}"]`).count(), 0, key);
+    t.is(await page.locator('table.fleet tr.stale').count(), 0);
     t.is(await text(page, 'tr[data-host="web01"] td[data-key="memAvailable"]'), '3 GiB');
     await page.click('th[data-key="cpu"]');
     t.deepEqual(await page.locator('table.fleet tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-host'))), ['web02', 'web01']);
@@ -450,7 +455,7 @@ browser.serial('sections switch: the CPU section draws per-CPU heatmaps of the b
   );
 });
 
-browser.serial('brushing zooms every chart and refetches at the finer step; reset zoom goes back', async (t) => {
+browser.serial('brushing zooms every chart and refetches at the finer step, each chart once; Back unzooms; reset zoom goes back', async (t) => {
   await browser.withPage(t, async ({ page }) => {
     await page.goto(`${single.url}#/host?h=web01&s=Overview`);
     const before = await charts(page);
@@ -458,6 +463,15 @@ browser.serial('brushing zooms every chart and refetches at the finer step; rese
     const over = page.locator('.card .u-over').first();
     const box = await over.boundingBox();
     if (box === null) return t.fail('no chart area');
+    // the /query requests of one zoom, and those that failed (aborted by a newer one)
+    const queries: string[] = [];
+    const failed: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/v1/query')) queries.push(r.url());
+    });
+    page.on('requestfailed', (r) => {
+      if (r.url().includes('/api/v1/query')) failed.push(r.url());
+    });
     await page.mouse.move(box.x + box.width * 0.25, box.y + box.height / 2);
     await page.mouse.down();
     await page.mouse.move(box.x + box.width * 0.35, box.y + box.height / 2, { steps: 6 });
@@ -477,6 +491,20 @@ browser.serial('brushing zooms every chart and refetches at the finer step; rese
       t.true(r.step < step0, `${c.metric}: step ${r.step} < ${step0}`);
       t.true(r.t.every((x) => x >= from - r.step && x <= to), c.metric);
     }
+    // one zoom: each chart on screen fetched once, nothing aborted
+    const zoomQueries = [...queries];
+    t.deepEqual(failed, [], 'no query aborted');
+    t.is(zoomQueries.length, after.length, `${zoomQueries.length} queries for ${after.length} charts:\n${zoomQueries.join('\n')}`);
+    for (const c of after) t.is(zoomQueries.filter((u) => u.endsWith(c.url)).length, 1, `${c.metric} ${c.kind}: fetched once`);
+    t.regex(await text(page, '#header .state'), /zoomed/);
+    // the zoom is a history entry: Back shows the whole recording again, Forward the zoom
+    await page.goBack();
+    await page.waitForFunction(() => !location.hash.includes('from='));
+    await page.waitForFunction((s) => window.__charts.every((c) => c.result !== undefined && c.result.step === s), step0);
+    t.regex(await text(page, '#header .state'), /whole recording/);
+    await page.goForward();
+    await page.waitForFunction(() => location.hash.includes('from='));
+    await page.waitForFunction((s) => window.__charts.every((c) => c.result !== undefined && c.result.step < s), step0);
     t.regex(await text(page, '#header .state'), /zoomed/);
     await page.click('button.reset-zoom');
     await page.waitForFunction(() => !location.hash.includes('from='));

@@ -44,6 +44,7 @@ export class HostPage implements Page {
   private readonly columns = el('div', { class: 'columns' });
   private tools: HTMLElement | undefined;
   private saving: HTMLElement | undefined;
+  private pendingZoom: { start: number; end: number } | undefined;
   private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
 
   constructor(
@@ -73,6 +74,7 @@ export class HostPage implements Page {
 
   update(route: Route): boolean {
     if (route.page !== 'host' || route.hosts.join('\n') !== this.route.hosts.join('\n')) return false;
+    if (formatRoute(route) === formatRoute(this.route)) return true;
     const sectionChanged = route.section !== this.route.section;
     this.route = route;
     if (route.from !== undefined && route.to !== undefined) this.range.zoomTo(route.from, route.to);
@@ -208,13 +210,27 @@ export class HostPage implements Page {
   }
 
 
-
+  /**
+   * A brush: the synced charts each report it (uPlot's setSelect hook fires on
+   * every chart of the sync group), so the first report of a drag is kept and
+   * applied once, in a microtask; a range already on screen is ignored. The
+   * zoom is a new history entry: Back returns to the view before it.
+   */
   private zoom(start: number, end: number): void {
-    const z = this.range.zoomTo(start, end);
-    this.route = { ...this.route, from: z.start, to: z.end };
-    this.app.navigate(this.route, true);
-    this.showState();
-    void this.cards.reloadAll();
+    if (this.pendingZoom !== undefined) return;
+    this.pendingZoom = { start, end };
+    queueMicrotask(() => {
+      const pending = this.pendingZoom;
+      this.pendingZoom = undefined;
+      if (pending === undefined || this.abort.signal.aborted) return;
+      const z = this.range.zoomTo(pending.start, pending.end);
+      const route = { ...this.route, from: z.start, to: z.end };
+      if (formatRoute(route) === formatRoute(this.route)) return;
+      this.route = route;
+      this.app.navigate(this.route);
+      this.showState();
+      void this.cards.reloadAll();
+    });
   }
 
   private resetZoom(): void {
