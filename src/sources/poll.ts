@@ -49,6 +49,40 @@ export function fetchErrorText(error: unknown): string {
   return detail === undefined || error.message.includes(detail) ? error.message : `${error.message}: ${detail}`;
 }
 
+/**
+ * A snapshot is one frame per sampler with its descriptors (tens of KB; a
+ * host with thousands of cgroups a few MB): a body beyond this is not an
+ * agent's, and is not read further.
+ */
+export const MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024;
+
+/** The body, read up to MAX_SNAPSHOT_BYTES; throws beyond it (the rest is not read). */
+async function boundedBody(res: Response, target: string): Promise<Uint8Array> {
+  const declared = Number(res.headers.get('content-length') ?? Number.NaN);
+  if (declared > MAX_SNAPSHOT_BYTES) throw new Error(`${target} sent ${declared} bytes, more than a snapshot's ${MAX_SNAPSHOT_BYTES}: not an agent?`);
+  if (res.body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_SNAPSHOT_BYTES) {
+      await reader.cancel();
+      throw new Error(`${target} sent more than a snapshot's ${MAX_SNAPSHOT_BYTES} bytes: not an agent?`);
+    }
+    chunks.push(value);
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.byteLength;
+  }
+  return body;
+}
+
 export interface PollOptions {
   /** the agent's address (`http://host:4241`) or its snapshot URL */
   readonly url: string;
@@ -99,7 +133,7 @@ export class PollSource implements FrameSource {
     const res = await fetch(this.target, { signal: AbortSignal.timeout(Math.max(2000, 2 * this.options.intervalMs)), headers });
     if (res.status === 401) throw new Error(`${this.target} answered 401: set REZOLUS_HTTP_TOKEN to the agent's [http] token`);
     if (!res.ok) throw new Error(`${this.target} answered ${res.status}`);
-    const snap = unpack(new Uint8Array(await res.arrayBuffer())) as { frames?: Uint8Array[]; descriptors?: Record<string, string> };
+    const snap = unpack(await boundedBody(res, this.target)) as { frames?: Uint8Array[]; descriptors?: Record<string, string> };
     for (const [hash, json] of Object.entries(snap.descriptors ?? {})) this.#descriptors.add(hash, json);
     for (const bytes of snap.frames ?? []) {
       const raw = decodeFrame(bytes);

@@ -42,3 +42,28 @@ test('a frame whose descriptor the first snapshot lacks is recorded from the nex
   t.deepEqual(seqs, [1], 'recorded once its descriptor arrived');
   t.is(source.skipped.unknownDescriptor, 0, 'not counted as skipped');
 });
+
+test('an endpoint that streams without end is cut off at the snapshot bound and named; the poller goes on', async (t) => {
+  let stop = false;
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/msgpack' });
+    const chunk = Buffer.alloc(1024 * 1024, 0xc0);
+    const more = (): void => {
+      while (!stop && res.write(chunk));
+      if (!stop) res.once('drain', more);
+      else res.end();
+    };
+    more();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const source = new PollSource({ url, intervalMs: 200 }, silentLogger());
+  await source.start(() => undefined);
+  for (let i = 0; i < 600 && source.lastError() === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+  stop = true;
+  source.stop();
+  await source.done;
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  t.regex(source.lastError() ?? '', /sent more than a snapshot's 67108864 bytes: not an agent\?/);
+});
