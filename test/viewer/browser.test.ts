@@ -34,6 +34,18 @@ interface PageChart {
 }
 declare const window: { readonly __charts: PageChart[] };
 declare const location: { readonly hash: string };
+/** The few DOM names the callbacks that run in the page use (this file is typechecked without the DOM lib). */
+interface PageElement {
+  readonly textContent: string | null;
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): { readonly length: number };
+}
+interface PageCanvas {
+  readonly width: number;
+  readonly height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { readonly data: ArrayLike<number> } } | null;
+}
+declare const document: PageElement;
 const browser = useBrowser(test, import.meta.url);
 
 const ROWS = 600;
@@ -381,7 +393,7 @@ browser.serial('a sparse histogram: a step with data between gaps is drawn (a po
     const lines = ((c?.data ?? []) as (number | null)[][]).slice(1);
     t.true(lines.some((l) => finite(l).length > 0), 'the chart holds values');
     // coloured pixels inside the plotting area: the lines' colours (grid and text are grey)
-    const coloured = await page.locator('.card-percentiles[data-metric="tcp_connect_latency"] canvas').evaluate((canvas: HTMLCanvasElement) => {
+    const coloured = await page.locator('.card-percentiles[data-metric="tcp_connect_latency"] canvas').evaluate((canvas: PageCanvas) => {
       const ctx = canvas.getContext('2d');
       if (ctx === null) return -1;
       const { data } = ctx.getImageData(0, 0, canvas.width, canvas.height);
