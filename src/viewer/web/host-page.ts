@@ -16,6 +16,7 @@ import { el, replace } from './dom.js';
 import { clearError, clearErrors, reportError } from './error-line.js';
 import { type App, isLive, type Page } from './page.js';
 import { Poller } from './poller.js';
+import { BrushZoom } from './brush-zoom.js';
 import { LazyCards } from './lazy-cards.js';
 import { formatRoute, type Route } from './route.js';
 import { saveButton } from './save-button.js';
@@ -44,7 +45,7 @@ export class HostPage implements Page {
   private readonly columns = el('div', { class: 'columns' });
   private tools: HTMLElement | undefined;
   private saving: HTMLElement | undefined;
-  private pendingZoom: { start: number; end: number } | undefined;
+  private readonly zoomer: BrushZoom<HostRoute>;
   private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
 
   constructor(
@@ -64,11 +65,24 @@ export class HostPage implements Page {
         return [v.start / 1000, v.end / 1000];
       },
       syncKey: `host-page-${Math.random().toString(36).slice(2)}`,
-      onZoom: (from, to) => this.zoom(from * 1000, to * 1000),
-      onReset: () => this.resetZoom(),
+      onZoom: (from, to) => this.zoomer.zoom(from * 1000, to * 1000),
+      onReset: () => this.zoomer.reset(),
     };
     this.resizer = new ResizeObserver(() => this.queueResize());
-    this.zoomButton.addEventListener('click', () => this.resetZoom());
+    this.zoomer = new BrushZoom<HostRoute>({
+      app,
+      range: this.range,
+      route: () => this.route,
+      setRoute: (r) => {
+        this.route = r;
+      },
+      gone: () => this.abort.signal.aborted,
+      changed: () => {
+        this.showState();
+        void this.cards.reloadAll();
+      },
+    });
+    this.zoomButton.addEventListener('click', () => this.zoomer.reset());
     void this.start();
   }
 
@@ -210,38 +224,6 @@ export class HostPage implements Page {
   }
 
 
-  /**
-   * A brush: the synced charts each report it (uPlot's setSelect hook fires on
-   * every chart of the sync group), so the first report of a drag is kept and
-   * applied once, in a microtask; a range already on screen is ignored. The
-   * zoom is a new history entry: Back returns to the view before it.
-   */
-  private zoom(start: number, end: number): void {
-    if (this.pendingZoom !== undefined) return;
-    this.pendingZoom = { start, end };
-    queueMicrotask(() => {
-      const pending = this.pendingZoom;
-      this.pendingZoom = undefined;
-      if (pending === undefined || this.abort.signal.aborted) return;
-      const z = this.range.zoomTo(pending.start, pending.end);
-      const route = { ...this.route, from: z.start, to: z.end };
-      if (formatRoute(route) === formatRoute(this.route)) return;
-      this.route = route;
-      this.app.navigate(this.route);
-      this.showState();
-      void this.cards.reloadAll();
-    });
-  }
-
-  private resetZoom(): void {
-    if (!this.range.zoomed) return;
-    this.range.reset();
-    const { from: _f, to: _t, ...rest } = this.route;
-    this.route = rest;
-    this.app.navigate(this.route, true);
-    this.showState();
-    void this.cards.reloadAll();
-  }
 
   private showState(): void {
     this.zoomButton.disabled = !this.range.zoomed;
