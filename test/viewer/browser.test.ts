@@ -457,6 +457,19 @@ browser.serial('sections switch: the CPU section draws per-CPU heatmaps of the b
       // CPU time per second is cores busy
       t.regex(await text(page, '.card-percpu h3'), /cores/);
       t.regex(await text(page, '.card-percpu .color-legend'), /0\.55 cores/);
+      // the heatmap's plotting area starts as far into its card as a line chart's does
+      const inset = (sel: string) =>
+        page.evaluate((q) => {
+          const card = document.querySelector(q);
+          const over = card?.querySelector('.u-over');
+          return over === null || over === undefined || card === null ? -1 : over.getBoundingClientRect().left - card.getBoundingClientRect().left;
+        }, sel);
+      t.is(await inset('.card-percpu'), await inset('.card:not(.card-percpu)'));
+      // hovering a cell says when as well as which CPU
+      const heat = await page.locator('.card-percpu .u-over').boundingBox();
+      if (heat !== null) await page.mouse.move(heat.x + heat.width / 2, heat.y + heat.height * 0.8);
+      await page.waitForFunction(() => /CPU \d/.test(document.querySelector('.card-percpu .cell-info')?.textContent ?? ''));
+      t.regex(await text(page, '.card-percpu .cell-info'), /^2025-01-01 \d\d:\d\d:\d\d · CPU \d+: /);
       await shot('host-cpu-heatmap');
       // another pick redraws without a query
       await page.selectOption('.card-percpu select[data-label="state"]', 'idle');

@@ -5,6 +5,7 @@
  * axis in human units.
  */
 import uPlot from 'uplot';
+import { fitXLabels, logLabels } from './axis-ticks.js';
 import { formatClock, timeTicks } from './clock.js';
 import { axisIncrs, formatOffset, formatTick, OFFSET_INCRS } from './units.js';
 
@@ -34,6 +35,14 @@ export function plotWidthOf(width: number): number {
 /** Room per time tick: ranges up to 15 min may get HH:MM:SS labels, wider than HH:MM. */
 const timeSpace = (_u: uPlot, _axis: number, min: number, max: number): number => (max - min <= 900 ? 62 : 42);
 
+/** x labels that would run past the canvas's right edge are dropped, not cut off */
+const fitted = (u: uPlot, splits: number[], labels: string[]): string[] =>
+  fitXLabels(
+    labels,
+    splits.map((v) => u.valToPos(v, 'x')),
+    u.bbox.width / devicePixelRatio + PAD_RIGHT,
+  );
+
 /** The x axis, cursor, brush and hooks of a chart on `frame`; the caller adds series, the y scale and axis. */
 export function frameOptions(frame: ChartFrame, width: number, height: number): uPlot.Options {
   return {
@@ -51,8 +60,8 @@ export function frameOptions(frame: ChartFrame, width: number, height: number): 
     },
     axes: [
       frame.xMode === 'time'
-        ? { space: timeSpace, values: (_u: uPlot, splits: number[], _i: number, _space: number, incr: number) => timeTicks(splits, incr) }
-        : { space: 50, incrs: [...OFFSET_INCRS], values: (_u: uPlot, splits: number[]) => splits.map((v) => formatOffset(v)) },
+        ? { space: timeSpace, values: (u: uPlot, splits: number[], _i: number, _space: number, incr: number) => fitted(u, splits, timeTicks(splits, incr)) }
+        : { space: 50, incrs: [...OFFSET_INCRS], values: (u: uPlot, splits: number[]) => fitted(u, splits, splits.map((v) => formatOffset(v))) },
     ],
     cursor: {
       // a y crosshair synced by relative height would point at unrelated values on the other charts
@@ -91,7 +100,10 @@ export function yAxis(unit: string, log = false, grid?: uPlot.Axis.Grid, space?:
   return {
     size: Y_AXIS_SIZE,
     ...(space === undefined ? {} : { space }),
-    values: (_u: uPlot, splits: number[]) => splits.map((v) => formatTick(v as number | null, unit)),
+    values: (u: uPlot, splits: number[]) => {
+      const labels = splits.map((v) => formatTick(v as number | null, unit));
+      return log ? logLabels(splits, labels, u.bbox.height / devicePixelRatio) : labels;
+    },
     ...(incrs === undefined ? {} : { incrs }),
     ...(log ? { grid: { filter: decades, ...grid }, ticks: { filter: decades } } : grid === undefined ? {} : { grid }),
   };

@@ -8,7 +8,8 @@ import uPlot from 'uplot';
 import { type ChartFrame, Y_AXIS_SIZE, frameOptions, yAxis } from './chart-frame.js';
 import { type ColorScale, colorLevel, gridMax, LEVELS, palette } from './heatmap-colors.js';
 import { cellRects, colAt, type Grid, logFloor, rowAt, rowRange } from './heatmap-geometry.js';
-import { formatValue } from './units.js';
+import { formatClock } from './clock.js';
+import { formatOffset, formatValue } from './units.js';
 
 export interface GridData {
   readonly grid: Grid;
@@ -31,6 +32,7 @@ export interface GridChartOptions {
 }
 
 const PALETTE = palette(LEVELS);
+const CPU_LABEL_SIZE = 14;
 /** grid lines over the cells: light, so the colours stay readable */
 const CELL_GRID = { stroke: 'rgba(255,255,255,0.45)', width: 1 };
 
@@ -111,9 +113,10 @@ export class GridChart {
       o.axes = [
         ...(o.axes ?? []),
         {
-          size: Y_AXIS_SIZE,
+          // the label's room comes out of the size: the plotting area starts where a line chart's does
+          size: Y_AXIS_SIZE - CPU_LABEL_SIZE,
           label: 'CPU',
-          labelSize: 14,
+          labelSize: CPU_LABEL_SIZE,
           splits: (u: uPlot) => {
             const every = Math.max(1, Math.ceil((names.length * 14) / Math.max(1, u.bbox.height / devicePixelRatio)));
             return names.map((_, i) => i + 0.5).filter((_, i) => i % every === 0);
@@ -183,7 +186,9 @@ export class GridChart {
     const what = d.yLog
       ? `bucket ${formatValue(d.grid.lower[row], d.rowUnit)} – ${formatValue(d.grid.upper[row], d.rowUnit)}`
       : `CPU ${d.rowNames?.[row] ?? row}`;
-    this.info.textContent = `${what}: ${value === undefined || value === null ? 'no data' : formatValue(value, d.valueUnit)}`;
+    const t = d.grid.x[col];
+    const when = t === undefined ? '' : `${this.frame.xMode === 'time' ? formatClock(t * 1000, true) : formatOffset(t)} · `;
+    this.info.textContent = `${when}${what}: ${value === undefined || value === null ? 'no data' : formatValue(value, d.valueUnit)}`;
   }
 
   private renderLegend(d: GridData): void {

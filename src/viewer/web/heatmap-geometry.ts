@@ -70,7 +70,10 @@ export function cellRects(grid: Grid, map: Mapping): Cell[] {
     const col = grid.values[c];
     if (t === undefined || col === undefined) continue;
     const x0 = Math.round(map.xPos(t));
-    const x1 = Math.round(map.xPos(t + grid.step));
+    // the next column's start, when it follows on (sample times jitter): neighbours share an edge, no seam
+    const next = grid.x[c + 1];
+    const end = next !== undefined && next > t && next - t <= 1.5 * grid.step ? next : t + grid.step;
+    const x1 = Math.round(map.xPos(end));
     if (x1 < map.left || x0 > right) continue;
     const w = Math.max(1, x1 - x0);
     for (let r = 0; r < col.length; r++) {
