@@ -481,7 +481,7 @@ browser.serial('sections switch: the CPU section draws per-CPU heatmaps of the b
 });
 
 browser.serial('brushing zooms every chart and refetches at the finer step, each chart once; Back unzooms; reset zoom goes back', async (t) => {
-  await browser.withPage(t, async ({ page }) => {
+  await browser.withPage(t, async ({ page, shot }) => {
     await page.goto(`${single.url}#/host?h=web01&s=Overview`);
     const before = await charts(page);
     const step0 = (await api<QueryResult>(single, before[0]?.url ?? '')).step;
@@ -531,6 +531,8 @@ browser.serial('brushing zooms every chart and refetches at the finer step, each
     await page.waitForFunction(() => location.hash.includes('from='));
     await page.waitForFunction((s) => window.__charts.every((c) => c.result !== undefined && c.result.step < s), step0);
     t.regex(await text(page, '#header .state'), /zoomed/);
+    // a minute: HH:MM:SS labels, none cut off at the right edge
+    await shot('zoomed');
     await page.click('button.reset-zoom');
     await page.waitForFunction(() => !location.hash.includes('from='));
     await page.waitForFunction((s) => window.__charts.every((c) => c.result !== undefined && c.result.step === s), step0);
