@@ -37,6 +37,7 @@ declare const location: { readonly hash: string };
 /** The few DOM names the callbacks that run in the page use (this file is typechecked without the DOM lib). */
 interface PageElement {
   readonly textContent: string | null;
+  getBoundingClientRect(): { readonly left: number; readonly top: number; readonly width: number; readonly height: number };
   querySelector(selector: string): PageElement | null;
   querySelectorAll(selector: string): { readonly length: number };
 }
