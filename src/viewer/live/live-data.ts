@@ -67,27 +67,24 @@ export class LiveData implements ViewerData {
 
   /** Reads the window from the stream, then follows the fleet (in the background while no agent has made the bucket). */
   async start(): Promise<void> {
+    const read = await this.#readStreamStart();
     if (this.o.windowMs !== undefined) this.#windowMs = this.o.windowMs;
-    else {
-      try {
-        const info = await (await jetstreamManager(this.o.link.nc)).streams.info(this.o.stream);
-        this.#windowMs = Math.round(info.config.max_age / 1e6) || this.#windowMs;
-      } catch (error) {
-        this.log.info({ err: error, stream: this.o.stream }, 'stream not readable yet; host pages reach back 15 min');
-      }
-    }
-    await this.#readStreamStart();
+    else if (this.#streamKeepsMs > 0) this.#windowMs = this.#streamKeepsMs;
+    else if (read !== undefined) this.log.info({ err: read, stream: this.o.stream }, 'stream not readable yet; host pages reach back 15 min');
     this.fleet.start().catch((error: unknown) => this.log.error({ err: error }, 'cannot follow the fleet'));
   }
 
-  async #readStreamStart(): Promise<void> {
+  /** Reads the stream's max_age and oldest message (at start, then every sweep); returns the error when it cannot. */
+  async #readStreamStart(): Promise<unknown> {
     try {
       const info = await (await jetstreamManager(this.o.link.nc)).streams.info(this.o.stream);
       this.#streamKeepsMs = Math.round(info.config.max_age / 1e6);
       const first = Date.parse(info.state.first_ts);
       if (info.state.messages > 0 && Number.isFinite(first)) this.#streamFirstMs = first;
-    } catch {
+      return undefined;
+    } catch (error) {
       // not there yet: the window's start stays now − window
+      return error;
     }
   }
 
