@@ -65,9 +65,9 @@ async function existing(jsm: JetStreamManager, stream: string): Promise<StreamIn
  * Creates the bucket's stream when it is missing (refusing rollups), turns
  * rollups off on one that allows them (a bucket made by an older rezolus or
  * by hand) when this user may update it, and otherwise logs once that the
- * bucket can be emptied by any host; then opens it.
+ * bucket can be emptied by any host; then opens it. ttlMs 0: keys never expire.
  */
-async function ensureBucket(nc: NatsConnection, bucket: string, o: BucketOptions, log: Logger | undefined): Promise<KV> {
+export async function ensureBucket(nc: NatsConnection, bucket: string, o: BucketOptions, log: Logger | undefined): Promise<KV> {
   const jsm = await jetstreamManager(nc);
   const stream = bucketStream(bucket);
   let info = await existing(jsm, stream);

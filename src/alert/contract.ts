@@ -1,0 +1,182 @@
+/**
+ * The alerting contract on the bus, shared by the evaluator, the exporter's
+ * gauge, the Alertmanager forwarder and the viewer's markers:
+ * - events: one JSON AlertEvent per state transition (and one per incident
+ *   capture) on `rezolus.alerts.<host>.<rule>` in stream REZOLUS_ALERTS,
+ *   with a Nats-Msg-Id that makes a repeat a duplicate the server drops;
+ * - state: one AlertRecord per alert in KV bucket `rezolus_alert_state`
+ *   under `<host>.<rule>.<series>`, written with compare-and-set so that of
+ *   two evaluators exactly one makes each transition.
+ * Times are unix milliseconds in the KV record and ISO 8601 in events.
+ */
+import { createHash } from 'node:crypto';
+import { CONTRACT } from '../bus/subjects.js';
+
+export const ALERTS_PREFIX = `${CONTRACT.prefix}.alerts`;
+export const ALERTS_STREAM = 'REZOLUS_ALERTS';
+export const ALERT_STATE_BUCKET = 'rezolus_alert_state';
+
+/** inactive has no event of its own: an alert that was never pending has no record either. */
+export type AlertState = 'inactive' | 'pending' | 'firing' | 'resolved' | 'stale';
+
+/** A rule name: one subject token, lower case. */
+export const RULE_NAME = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** The series an alert is about: {} for a rule that sums its series, else the label values of one series. */
+export type SeriesLabels = Readonly<Record<string, string>>;
+
+/** `_` for a summed rule, else 12 hex digits of the labels (a subject and KV key token). */
+export function seriesId(labels: SeriesLabels): string {
+  const keys = Object.keys(labels).sort();
+  if (keys.length === 0) return '_';
+  const canonical = JSON.stringify(keys.map((k) => [k, labels[k]]));
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 12);
+}
+
+export function alertSubject(host: string, rule: string): string {
+  return `${ALERTS_PREFIX}.${host}.${rule}`;
+}
+
+/** KV key of one alert. */
+export function alertKey(host: string, rule: string, series: string): string {
+  return `${host}.${rule}.${series}`;
+}
+
+/** What a capture of the incident window gave: a file, or why there is none. */
+export interface CaptureResult {
+  /** the Parquet file written, as the evaluator that wrote it sees the path */
+  readonly file?: string;
+  /** unix ms: the window written */
+  readonly since: number;
+  readonly until: number;
+  /** rows and bytes of the file */
+  readonly rows?: number;
+  readonly bytes?: number;
+  /** why no file was written */
+  readonly error?: string;
+}
+
+/** The KV value of one alert (JSON). */
+export interface AlertRecord {
+  readonly v: 1;
+  readonly rule: string;
+  readonly host: string;
+  readonly series: SeriesLabels;
+  readonly state: AlertState;
+  /** the state before the last transition */
+  readonly previous: AlertState;
+  /** unix ms the condition became true (the start of this alert's episode) */
+  readonly activeAt: number;
+  readonly firedAt?: number | undefined;
+  readonly resolvedAt?: number | undefined;
+  readonly staleAt?: number | undefined;
+  /** the measured value at the transition, in the metric's unit; null when there is none (missing data) */
+  readonly value: number | null;
+  readonly threshold: number;
+  readonly unit: string;
+  readonly severity: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly summary: string;
+  readonly runbook?: string | undefined;
+  /** who made the transition */
+  readonly evaluator: string;
+  /** unix ms of the transition */
+  readonly at: number;
+  /** whether the transition's event was published (false: an evaluator still has to) */
+  readonly published: boolean;
+  /** the incident capture after a firing: due until `until`, then its result */
+  readonly capture?: { readonly since: number; readonly until: number; readonly owner: string; readonly result?: CaptureResult } | undefined;
+}
+
+/** Common fields of every event. */
+interface EventBase {
+  readonly v: 1;
+  readonly rule: string;
+  readonly host: string;
+  readonly series: SeriesLabels;
+  readonly severity: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly summary: string;
+  readonly runbook?: string | undefined;
+  readonly activeAt: string;
+  readonly evaluator: string;
+  /** ISO time of the event */
+  readonly at: string;
+}
+
+export interface TransitionEvent extends EventBase {
+  readonly kind: 'transition';
+  readonly state: Exclude<AlertState, 'inactive'> | 'inactive';
+  readonly previous: AlertState;
+  readonly value: number | null;
+  /** value and threshold as people read them (`1.2 ms`) */
+  readonly valueText: string;
+  readonly threshold: number;
+  readonly thresholdText: string;
+  readonly unit: string;
+  readonly firedAt?: string | undefined;
+  readonly resolvedAt?: string | undefined;
+}
+
+export interface CaptureEvent extends EventBase {
+  readonly kind: 'capture';
+  readonly firedAt?: string | undefined;
+  readonly since: string;
+  readonly until: string;
+  /** the Parquet file, when written */
+  readonly file?: string | undefined;
+  readonly rows?: number | undefined;
+  readonly bytes?: number | undefined;
+  /** why nothing was written */
+  readonly error?: string | undefined;
+}
+
+export type AlertEvent = TransitionEvent | CaptureEvent;
+
+/** Nats-Msg-Id of a transition: the same transition published twice (two evaluators, a retry) is stored once. */
+export function transitionMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt' | 'state'>): string {
+  return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.${r.state}`;
+}
+
+export function captureMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt'>): string {
+  return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.capture`;
+}
+
+const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
+
+function base(r: AlertRecord): EventBase {
+  return {
+    v: 1, rule: r.rule, host: r.host, series: r.series, severity: r.severity, labels: r.labels, summary: r.summary,
+    ...(r.runbook === undefined ? {} : { runbook: r.runbook }),
+    activeAt: new Date(r.activeAt).toISOString(), evaluator: r.evaluator, at: new Date(r.at).toISOString(),
+  };
+}
+
+/** The event of a record's last transition. */
+export function transitionEvent(r: AlertRecord, valueText: string, thresholdText: string): TransitionEvent {
+  return {
+    ...base(r), kind: 'transition', state: r.state, previous: r.previous, value: r.value, valueText,
+    threshold: r.threshold, thresholdText, unit: r.unit, firedAt: iso(r.firedAt), resolvedAt: iso(r.resolvedAt),
+  };
+}
+
+export function captureEvent(r: AlertRecord, c: CaptureResult, at: number, evaluator: string): CaptureEvent {
+  return {
+    ...base(r), at: new Date(at).toISOString(), evaluator, kind: 'capture', firedAt: iso(r.firedAt),
+    since: new Date(c.since).toISOString(), until: new Date(c.until).toISOString(),
+    ...(c.file === undefined ? {} : { file: c.file, rows: c.rows, bytes: c.bytes }),
+    ...(c.error === undefined ? {} : { error: c.error }),
+  };
+}
+
+/** Parses a KV value; undefined when it is not a record of this layout (a hand-written or foreign key). */
+export function parseRecord(data: Uint8Array): AlertRecord | undefined {
+  try {
+    const r = JSON.parse(new TextDecoder().decode(data)) as Partial<AlertRecord>;
+    if (r.v !== 1 || typeof r.rule !== 'string' || typeof r.host !== 'string' || typeof r.state !== 'string' || typeof r.activeAt !== 'number') return undefined;
+    if (typeof r.series !== 'object' || r.series === null) return undefined;
+    return r as AlertRecord;
+  } catch {
+    return undefined;
+  }
+}
