@@ -65,6 +65,8 @@ export interface AlertRecord {
   readonly state: AlertState;
   /** the state before the last transition */
   readonly previous: AlertState;
+  /** transitions in this episode (since activeAt), from 1: two transitions to one state in one episode (firing, stale, firing) keep distinct ids */
+  readonly seq: number;
   /** unix ms the condition became true (the start of this alert's episode) */
   readonly activeAt: number;
   readonly firedAt?: number | undefined;
@@ -134,8 +136,8 @@ export interface CaptureEvent extends EventBase {
 export type AlertEvent = TransitionEvent | CaptureEvent;
 
 /** Nats-Msg-Id of a transition: the same transition published twice (two evaluators, a retry) is stored once. */
-export function transitionMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt' | 'state'>): string {
-  return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.${r.state}`;
+export function transitionMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt' | 'seq' | 'state'>): string {
+  return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.${r.seq}.${r.state}`;
 }
 
 export function captureMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt'>): string {
