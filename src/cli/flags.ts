@@ -28,10 +28,10 @@ export function keySpec(section: SectionSpec | undefined, key: string): KeySpec 
 const LOG_LEVEL = keySpec(logSection, 'level');
 const NATS_URL = keySpec(natsSection, 'url');
 
-/** The config file for a mode: --config, else config/<mode>.toml shipped with rezolus, else built-in defaults. */
-export function configPath(mode: Mode, flags: Flags): string | undefined {
+/** The config file for a mode: --config, else config/<mode>.toml (or `file`) shipped with rezolus, else built-in defaults. */
+export function configPath(mode: Mode, flags: Flags, file = `${mode}.toml`): string | undefined {
   if (flags.config !== undefined) return flags.config;
-  const shipped = join(CONFIG_DIR, `${mode}.toml`);
+  const shipped = join(CONFIG_DIR, file);
   return existsSync(shipped) ? shipped : undefined;
 }
 

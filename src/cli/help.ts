@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view' | 'alert';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -11,6 +11,30 @@ const ONE_SHOT_SECURITY = `                     credentials and TLS: REZOLUS_NAT
                      _TLS_CA, _TLS_CERT, _TLS_KEY, _INBOX_PREFIX (REZOLUS_NATS_ each)`;
 
 export const HELP: Record<Mode | 'main', string> = {
+  alert: `Usage: rezolus alert [options]           the evaluator, until Ctrl-C
+       rezolus alert check FILE...      validate rule files (exit 2 naming file, rule and key)
+
+Evaluates the rules of config/alerts.toml over the live frames of the bus
+(every host, or --hosts) every second. Each rule reduces a window of one
+metric (p99 of a histogram's events, the rate or the burst rate of a
+counter, min/max/avg/last of a gauge, or the age of the last frame) and
+compares it with a threshold in human units ("1ms", "90%", "10MiB/s").
+An alert goes inactive -> pending -> firing (after "for") -> resolved
+(after "keep_firing_for" below "clear"), or stale when its frames stop.
+Each transition is one JSON event on rezolus.alerts.<host>.<rule> in the
+stream REZOLUS_ALERTS (30 days), stored once however many evaluators run;
+the state is kept in the KV bucket rezolus_alert_state, so a restarted
+evaluator goes on where it was and two can run side by side (HA).
+When an alert fires, the host's frames from before it started to after it
+fired are written to incidents/<host>/<rule>-<time>.parquet, and an event
+names the file. With [alertmanager] urls, firing and resolved alerts are
+posted to Alertmanager. Follow events with: nats sub 'rezolus.alerts.>'.
+
+Options:
+  --hosts PATTERN    "*" (default) or a comma-separated list of hosts and globs
+  --stream NAME      the frames stream captures read (default REZOLUS)
+  -o, --output DIR   directory of incident captures (default [capture] dir, incidents)
+${common('alert', NATS_DEFAULT).replace('config/alert.toml', 'config/alerts.toml')}`,
   view: `Usage: rezolus view [options]                      the live bus: every host
        rezolus view [options] FILE.parquet         a recording or a hindsight dump
        rezolus view [options] A.parquet B.parquet  two recordings compared (or name=path)
@@ -79,6 +103,7 @@ Modes:
   record     record hosts live from the bus (or a past window) into a Parquet file
   hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)
   view       a web viewer: the live fleet, a recording, two recordings compared, or an agent
+  alert      evaluate alert rules over the live frames; events, state for HA, incident files
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.

@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, RezolusError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { AGENT } from './agent.js';
+import { ALERT } from './alert.js';
 import { EXPORTER } from './exporter.js';
 import { HELP, type Mode } from './help.js';
 import { HINDSIGHT } from './hindsight.js';
@@ -16,7 +17,7 @@ import { RECORD } from './record.js';
 import { UP } from './up.js';
 import { VIEW } from './view.js';
 
-const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW };
+const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW, alert: ALERT };
 
 /**
  * `--interval -1s` as `--interval=-1s`: parseArgs takes a value that starts

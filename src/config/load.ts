@@ -20,6 +20,8 @@ export interface LoadedFile {
   readonly sections: Readonly<Record<string, Section>>;
   /** per-entry tables such as [samplers.cpu_usage]: table -> entry -> validated keys present in the file */
   readonly tables: Readonly<Record<string, Readonly<Record<string, Section>>>>;
+  /** the top-level keys named in `extra`, as parsed (for the caller to check: [[rule]] arrays) */
+  readonly extra: Readonly<Record<string, unknown>>;
 }
 
 /** Tables of named entries (`[samplers.<name>]`): the allowed names and the keys each may set. */
@@ -37,6 +39,7 @@ export function loadConfig(
   path: string | undefined,
   spec: FileSpec,
   tableSpecs: Readonly<Record<string, TableSpec>> = {},
+  extra: readonly string[] = [],
 ): LoadedFile {
   const file = path ?? '(defaults)';
   let doc: Record<string, unknown> = {};
@@ -54,8 +57,8 @@ export function loadConfig(
     }
   }
   for (const name of Object.keys(doc)) {
-    if (!Object.hasOwn(spec, name) && !Object.hasOwn(tableSpecs, name)) {
-      const known = [...Object.keys(spec), ...Object.keys(tableSpecs)].join(', ');
+    if (!Object.hasOwn(spec, name) && !Object.hasOwn(tableSpecs, name) && !extra.includes(name)) {
+      const known = [...Object.keys(spec), ...Object.keys(tableSpecs), ...extra].join(', ');
       throw new ConfigError(`${file}: unknown section [${name}] (known: ${known})`);
     }
   }
@@ -76,7 +79,9 @@ export function loadConfig(
     }
     tables[name] = entries;
   }
-  return { path: file, sections, tables };
+  const extras: Record<string, unknown> = {};
+  for (const name of extra) if (Object.hasOwn(doc, name)) extras[name] = doc[name];
+  return { path: file, sections, tables, extra: extras };
 }
 
 function readSection(raw: unknown, spec: SectionSpec, file: string, name: string, withDefaults: boolean): Section {

@@ -1,0 +1,163 @@
+/**
+ * `rezolus alert`: a subscriber like any other. A LiveSource feeds the
+ * frames of the selected hosts to the AlertEvaluator; every `every` (aligned
+ * to the wall clock) each alert's observation goes through the state
+ * machine, and a transition is written to the state bucket and published
+ * (transitions.ts). Firing alerts capture their incident window
+ * (capture.ts) and, with [alertmanager] urls, are forwarded.
+ */
+import { randomBytes } from 'node:crypto';
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import type { Logger } from 'pino';
+import { hostSelector, hostToken } from '../bus/subjects.js';
+import type { AlertsConfig } from '../config/alerts.js';
+import { ConfigError } from '../errors.js';
+import { BusLink } from '../sources/link.js';
+import { LiveSource } from '../sources/live.js';
+import { AlertmanagerForwarder } from './alertmanager.js';
+import { alertStateBucket, ensureAlertStream } from './bus.js';
+import { IncidentCapture } from './capture.js';
+import { AlertEvaluator } from './evaluator.js';
+import { step } from './machine.js';
+import { conditionMet } from './rules.js';
+import { AlertStateWatch } from './state-watch.js';
+import { Transitions, type TransitionStats } from './transitions.js';
+
+export interface RunningAlert {
+  /** this evaluator's id in records and events */
+  readonly evaluator: string;
+  readonly stats: () => { readonly frames: number; readonly alerts: number; readonly transitions: TransitionStats; readonly captures: number; readonly captureFailures: number };
+  /** runs one evaluation now (tests) */
+  evaluate(now?: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Checks at start what a capture will need: a directory it can write. */
+function checkCaptureDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (error) {
+    throw new ConfigError(`[capture] dir ${resolve(dir)} cannot be written: ${(error as Error).message} (set [capture] dir, or enabled = false)`);
+  }
+}
+
+export async function runAlert(config: AlertsConfig, log: Logger): Promise<RunningAlert> {
+  const captureOn = config.capture.enabled && config.rules.some((r) => r.capture !== undefined);
+  if (captureOn) checkCaptureDir(config.capture.dir);
+  const evaluatorId = `${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
+  const link = await BusLink.open({ url: config.natsUrl, security: config.nats, name: `rezolus-alert ${evaluatorId}`, waitOnFirstConnect: true }, log);
+  let watch: AlertStateWatch | undefined;
+  let source: LiveSource | undefined;
+  let forwarder: AlertmanagerForwarder | undefined;
+  try {
+    await ensureAlertStream(link.nc, { maxAgeMs: config.eventsMaxAgeMs, maxBytes: config.eventsMaxBytes, replicas: config.replicas }, log);
+    const kv = await alertStateBucket(link.nc, config.replicas, log);
+    watch = new AlertStateWatch(kv, log.child({ component: 'state' }));
+    await watch.start();
+    const w = watch;
+    const transitions = new Transitions(kv, jetstream(link.nc), w, evaluatorId, log);
+    let maxAgeMs = 15 * 60_000;
+    try {
+      const info = await (await jetstreamManager(link.nc)).streams.info(config.stream);
+      maxAgeMs = info.config.max_age > 0 ? info.config.max_age / 1e6 : maxAgeMs;
+    } catch {
+      log.info({ stream: config.stream }, 'the frames stream is not there yet; captures assume a 15m window');
+    }
+    const capture = captureOn
+      ? new IncidentCapture({ dir: config.capture.dir, everyMs: config.capture.everyMs, intervalMs: config.capture.intervalMs, stream: config.stream, maxAgeMs }, link, kv, w, transitions, log)
+      : undefined;
+    if (config.alertmanager.urls.length > 0) {
+      forwarder = new AlertmanagerForwarder({ urls: config.alertmanager.urls, resendMs: config.alertmanager.resendMs, timeoutMs: config.alertmanager.timeoutMs }, w, log.child({ component: 'alertmanager' }));
+      forwarder.start();
+    }
+
+    const evaluator = new AlertEvaluator(config.rules);
+    const rules = new Map(config.rules.map((r) => [r.name, r] as const));
+    const selected = hostSelector(config.hosts);
+    const named = new Set(config.hosts.split(',').map((h) => hostToken(h.trim())));
+    const inScope = (host: string): boolean => (selected !== undefined ? selected(host) : config.hosts === '*' || named.has(host));
+    const started = Date.now();
+    // alerts left active by an earlier run: their silence counts from now
+    for (const [, { record }] of w.records()) {
+      const rule = rules.get(record.rule);
+      if (rule !== undefined && inScope(record.host) && record.state !== 'resolved' && record.state !== 'inactive') evaluator.adopt(rule, record.host, record.series, started);
+    }
+
+    const lastTrue = new Map<string, number>();
+    const inflight = new Set<string>();
+    const evaluate = async (now: number): Promise<void> => {
+      const writes: Promise<unknown>[] = [];
+      for (const [input, obs] of evaluator.observe(now)) {
+        const key = input.key;
+        if (inflight.has(key)) continue;
+        const rule = input.rule;
+        const seen = w.get(key)?.record;
+        const cur = seen?.rule === rule.name ? seen : undefined;
+        const wasFiring = cur?.state === 'firing' || (cur?.state === 'stale' && cur.previous === 'firing');
+        if (typeof obs.value === 'number' && !obs.missing && conditionMet(rule, obs.value, wasFiring)) lastTrue.set(key, now);
+        if (obs.missing && rule.missing === 'fire') lastTrue.set(key, now);
+        if (!lastTrue.has(key) && cur !== undefined) lastTrue.set(key, Math.max(cur.at, started));
+        const t = step(rule, cur, obs, now, lastTrue.get(key) ?? now);
+        if (t === undefined) continue;
+        const newEpisode = t.activeAt !== cur?.activeAt;
+        const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
+        const planned = t.state === 'firing' && (cur?.state !== 'stale' || newEpisode) && capture !== undefined ? capture.plan(rule, input.host, t.activeAt, now) : undefined;
+        const keep = newEpisode ? unfinished : cur?.capture;
+        const record = transitions.record(input, t, now, planned ?? keep);
+        inflight.add(key);
+        writes.push(transitions.apply(key, rule, record).finally(() => inflight.delete(key)));
+      }
+      await Promise.all(writes);
+      await transitions.sweep(now, (name) => rules.get(name));
+      capture?.tick(now);
+    };
+
+    source = new LiveSource({ bus: link, hosts: config.hosts, waitForBucket: true }, log);
+    const src = source;
+    void src.start((frame) => evaluator.ingest(frame, Date.now())).catch((error: unknown) => log.error({ err: error }, 'the frame source failed'));
+
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    let running: Promise<void> = Promise.resolve();
+    const schedule = (): void => {
+      if (stopped) return;
+      const now = Date.now();
+      timer = setTimeout(() => {
+        running = evaluate(Date.now()).catch((error: unknown) => log.error({ err: error }, 'evaluation failed'));
+        void running.then(schedule);
+      }, config.everyMs - (now % config.everyMs));
+    };
+    schedule();
+    log.info({ rules: config.rules.length, hosts: config.hosts, every_ms: config.everyMs, evaluator: evaluatorId, capture: captureOn ? resolve(config.capture.dir) : false, alertmanager: config.alertmanager.urls }, 'alert evaluator running');
+
+    return {
+      evaluator: evaluatorId,
+      stats: () => ({
+        frames: evaluator.stats.frames, alerts: evaluator.size, transitions: { ...transitions.stats },
+        captures: capture?.captures ?? 0, captureFailures: capture?.failures ?? 0,
+      }),
+      evaluate: (now = Date.now()) => evaluate(now),
+      async stop() {
+        stopped = true;
+        clearTimeout(timer);
+        src.stop();
+        await running;
+        await capture?.idle();
+        await forwarder?.stop();
+        await w.stop();
+        await link.close();
+      },
+    };
+  } catch (error) {
+    source?.stop();
+    await forwarder?.stop();
+    await watch?.stop();
+    await link.close();
+    throw error;
+  }
+}
+

@@ -1,0 +1,154 @@
+/**
+ * Makes transitions stick, once: each one is a compare-and-set on the
+ * alert's KV record (of two evaluators making the same transition one
+ * wins, the other reads the winner's record), then one event published with
+ * a Nats-Msg-Id the server deduplicates, then the record marked published.
+ * A record left unpublished (its writer died between the two steps) is
+ * published by whichever evaluator sweeps it first; the msg id makes a
+ * second publish a duplicate the stream drops.
+ */
+import type { JetStreamClient } from '@nats-io/jetstream';
+import type { KV } from '@nats-io/kv';
+import type { Logger } from 'pino';
+import {
+  alertSubject,
+  captureEvent,
+  captureMsgId,
+  parseRecord,
+  transitionEvent,
+  transitionMsgId,
+  type AlertRecord,
+  type CaptureResult,
+} from './contract.js';
+import type { AlertInput } from './evaluator.js';
+import type { Transition } from './machine.js';
+import type { AlertRule } from './rules.js';
+import type { AlertStateWatch } from './state-watch.js';
+import { formatValue } from './units.js';
+
+/** How long an unpublished record is left to its writer before another evaluator publishes it. */
+export const PUBLISH_GRACE_MS = 3000;
+
+const encoder = new TextEncoder();
+
+/** The summary with `{host}`, `{rule}`, `{value}`, `{threshold}`, `{state}` and `{<series label>}` filled in. */
+export function renderSummary(template: string, fields: Readonly<Record<string, string>>): string {
+  return template.replace(/\{([a-zA-Z_][a-zA-Z0-9_.]*)\}/g, (all, name: string) => (Object.hasOwn(fields, name) ? (fields[name] as string) : all));
+}
+
+export interface TransitionStats {
+  /** transitions this evaluator wrote */
+  won: number;
+  /** transitions another evaluator wrote first */
+  lost: number;
+  /** events published (transitions and captures; duplicates the server dropped included) */
+  published: number;
+  /** publishes the server said were duplicates */
+  duplicates: number;
+  failures: number;
+}
+
+export class Transitions {
+  readonly stats: TransitionStats = { won: 0, lost: 0, published: 0, duplicates: 0, failures: 0 };
+  readonly #publishing = new Set<string>();
+
+  constructor(
+    private readonly kv: KV,
+    private readonly js: JetStreamClient,
+    private readonly watch: AlertStateWatch,
+    readonly evaluator: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The record a transition writes. */
+  record(input: AlertInput, t: Transition, now: number, capture: AlertRecord['capture']): AlertRecord {
+    const rule = input.rule;
+    const valueText = formatValue(t.value, rule.dimension, rule.unit);
+    const fields: Record<string, string> = {
+      ...input.series,
+      host: input.host, rule: rule.name, value: valueText, threshold: rule.thresholdText, state: t.state, metric: rule.metric,
+    };
+    return {
+      v: 1, rule: rule.name, host: input.host, series: input.series, state: t.state, previous: t.previous, seq: t.seq,
+      activeAt: t.activeAt, firedAt: t.firedAt, resolvedAt: t.resolvedAt, staleAt: t.staleAt, value: t.value,
+      threshold: rule.threshold, unit: rule.unit, severity: rule.severity, labels: rule.labels,
+      summary: renderSummary(rule.summary, fields), runbook: rule.runbook, evaluator: this.evaluator, at: now,
+      published: false, capture,
+    };
+  }
+
+  /** Writes the transition (compare-and-set against the record this evaluator has seen) and publishes it; false when another evaluator was first. */
+  async apply(key: string, rule: AlertRule, record: AlertRecord): Promise<boolean> {
+    const seen = this.watch.get(key);
+    let revision: number;
+    try {
+      revision = seen === undefined ? await this.kv.create(key, encoder.encode(JSON.stringify(record))) : await this.kv.update(key, encoder.encode(JSON.stringify(record)), seen.revision);
+    } catch (error) {
+      this.stats.lost++;
+      this.log.debug({ key, err: error }, 'transition written by another evaluator first');
+      await this.#reread(key);
+      return false;
+    }
+    this.stats.won++;
+    this.watch.note(key, record, revision);
+    this.log.info({ key, state: record.state, previous: record.previous, value: record.value }, `alert ${rule.name} on ${record.host}: ${record.previous} -> ${record.state}`);
+    await this.publish(key, rule, record, revision);
+    return true;
+  }
+
+  /** Publishes a record's transition event, then marks it published (when nobody wrote it meanwhile). */
+  async publish(key: string, rule: AlertRule, record: AlertRecord, revision: number): Promise<void> {
+    if (this.#publishing.has(key)) return;
+    this.#publishing.add(key);
+    try {
+      const event = transitionEvent(record, formatValue(record.value, rule.dimension, rule.unit), rule.thresholdText);
+      await this.#send(alertSubject(record.host, record.rule), event, transitionMsgId(record));
+      const done: AlertRecord = { ...record, published: true };
+      try {
+        const rev = await this.kv.update(key, encoder.encode(JSON.stringify(done)), revision);
+        this.watch.note(key, done, rev);
+      } catch {
+        await this.#reread(key); // another evaluator moved it on, or marked it first
+      }
+    } catch (error) {
+      this.stats.failures++;
+      this.log.warn({ key, err: error }, 'publishing an alert event failed; it is tried again');
+    } finally {
+      this.#publishing.delete(key);
+    }
+  }
+
+  /** Publishes the capture's event. */
+  async publishCapture(record: AlertRecord, result: CaptureResult, now: number): Promise<void> {
+    await this.#send(alertSubject(record.host, record.rule), captureEvent(record, result, now, this.evaluator), captureMsgId(record));
+  }
+
+  /** Publishes the records whose writer has not after the grace time. */
+  async sweep(now: number, ruleOf: (name: string) => AlertRule | undefined): Promise<void> {
+    const due: Promise<void>[] = [];
+    for (const [key, { record, revision }] of this.watch.records()) {
+      if (record.published || now - record.at < PUBLISH_GRACE_MS) continue;
+      const rule = ruleOf(record.rule);
+      if (rule === undefined) continue;
+      due.push(this.publish(key, rule, record, revision));
+    }
+    await Promise.all(due);
+  }
+
+  async #send(subject: string, event: object, msgID: string): Promise<void> {
+    const ack = await this.js.publish(subject, encoder.encode(JSON.stringify(event)), { msgID });
+    this.stats.published++;
+    if (ack.duplicate) this.stats.duplicates++;
+  }
+
+  async #reread(key: string): Promise<void> {
+    try {
+      const e = await this.kv.get(key);
+      if (e === null || e.operation !== 'PUT') return;
+      const r = parseRecord(e.value);
+      if (r !== undefined) this.watch.note(key, r, e.revision);
+    } catch (error) {
+      this.log.debug({ key, err: error }, 'reading an alert record failed');
+    }
+  }
+}

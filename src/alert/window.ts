@@ -1,0 +1,138 @@
+/**
+ * The samples one alert looks at: (end time, value) of each frame of its
+ * host that carried the rule's series, summed over the matched series (a
+ * summed rule) or of one series (a rule per series), for the rule's window
+ * plus the one sample before it (the base a rate or a windowed histogram
+ * starts from). Counters and histograms are cumulative; a new agent run or
+ * a counter that went down starts the window again, so no rate is ever
+ * negative. Pure.
+ */
+import { percentiles, subtract, totalCount, type SparseHistogram } from '../metrics/histogram.js';
+import type { Reduce } from './rules.js';
+
+export type SampleValue = number | SparseHistogram;
+
+/**
+ * The value of a window: a number, null when there is nothing to measure
+ * (a histogram with no events in the window: the condition is not met), or
+ * undefined when the window has too few samples to say (the alert holds).
+ */
+export type WindowValue = number | null | undefined;
+
+/** Adds two cumulative sparse histograms of one layout (bucket-wise). */
+export function addHistograms(a: SparseHistogram, b: SparseHistogram): SparseHistogram {
+  const index: number[] = [];
+  const count: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.index.length || j < b.index.length) {
+    const ai = a.index[i];
+    const bj = b.index[j];
+    if (bj === undefined || (ai !== undefined && ai < bj)) {
+      index.push(ai as number);
+      count.push(a.count[i++] as number);
+    } else if (ai === undefined || bj < ai) {
+      index.push(bj);
+      count.push(b.count[j++] as number);
+    } else {
+      index.push(ai);
+      count.push((a.count[i++] as number) + (b.count[j++] as number));
+    }
+  }
+  return { groupingPower: a.groupingPower, maxValuePower: a.maxValuePower, index, count };
+}
+
+export class SampleWindow {
+  readonly t: number[] = [];
+  readonly v: SampleValue[] = [];
+  /** the agent run the samples come from */
+  instance: number | undefined;
+
+  constructor(private readonly windowMs: number) {}
+
+  /** Adds a sample (ms); an older or equal time is ignored, a new run or a counter that went down starts over. */
+  push(tMs: number, value: SampleValue, instance: number, cumulative: boolean): void {
+    const n = this.t.length;
+    if (instance !== this.instance) this.clear(instance);
+    else if (n > 0 && tMs <= (this.t[n - 1] as number)) return;
+    else if (n > 0 && cumulative && wentDown(this.v[n - 1] as SampleValue, value)) this.clear(instance);
+    this.t.push(tMs);
+    this.v.push(value);
+    // keep one sample at or before the window's start: the base
+    const start = tMs - this.windowMs;
+    let drop = 0;
+    while (drop + 1 < this.t.length && (this.t[drop + 1] as number) <= start) drop++;
+    if (drop > 0) {
+      this.t.splice(0, drop);
+      this.v.splice(0, drop);
+    }
+  }
+
+  clear(instance: number | undefined): void {
+    this.t.length = 0;
+    this.v.length = 0;
+    this.instance = instance;
+  }
+
+  /** The window's value under a reduction (`age` is the caller's). */
+  value(reduce: Reduce): WindowValue {
+    const n = this.t.length;
+    if (n === 0) return undefined;
+    const lastT = this.t[n - 1] as number;
+    const start = lastT - this.windowMs;
+    switch (reduce.kind) {
+      case 'last':
+        return this.v[n - 1] as number;
+      case 'min':
+      case 'max':
+      case 'avg': {
+        // the samples inside the window (the base only when it is the only one)
+        let sum = 0;
+        let min = Infinity;
+        let max = -Infinity;
+        let k = 0;
+        for (let i = n - 1; i >= 0 && (i === n - 1 || (this.t[i] as number) > start); i--) {
+          const x = this.v[i] as number;
+          sum += x;
+          if (x < min) min = x;
+          if (x > max) max = x;
+          k++;
+        }
+        return reduce.kind === 'min' ? min : reduce.kind === 'max' ? max : sum / k;
+      }
+      case 'rate':
+      case 'increase': {
+        if (n < 2) return undefined;
+        const dv = (this.v[n - 1] as number) - (this.v[0] as number);
+        if (reduce.kind === 'increase') return dv;
+        const dt = (lastT - (this.t[0] as number)) / 1000;
+        return dt > 0 ? dv / dt : undefined;
+      }
+      case 'rate_max': {
+        if (n < 2) return undefined;
+        let max = -Infinity;
+        for (let i = 1; i < n; i++) {
+          const dt = ((this.t[i] as number) - (this.t[i - 1] as number)) / 1000;
+          if (dt > 0) max = Math.max(max, ((this.v[i] as number) - (this.v[i - 1] as number)) / dt);
+        }
+        return max === -Infinity ? undefined : max;
+      }
+      case 'count':
+      case 'quantile': {
+        if (n < 2) return undefined;
+        const events = subtract(this.v[n - 1] as SparseHistogram, this.v[0] as SparseHistogram);
+        if (events === undefined) return undefined;
+        if (reduce.kind === 'count') return totalCount(events);
+        const p = percentiles(events, [reduce.q]);
+        return p === undefined ? null : Number(p[0]);
+      }
+      case 'age':
+        return undefined;
+    }
+  }
+}
+
+function wentDown(prev: SampleValue, next: SampleValue): boolean {
+  if (typeof prev === 'number' || typeof next === 'number') return typeof prev === 'number' && typeof next === 'number' && next < prev;
+  return subtract(next, prev) === undefined;
+}

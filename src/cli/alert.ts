@@ -1,0 +1,63 @@
+/**
+ * `rezolus alert`: the rule evaluator, until a signal.
+ * `rezolus alert check FILE...`: validates rule files, as `promtool check
+ * rules` does (exit 0 and one line per file, or exit 2 naming the file, the
+ * rule and the key).
+ */
+import type { LevelWithSilent } from 'pino';
+import { ALERTS_SPEC, loadAlertsConfig, type AlertsConfig } from '../config/alerts.js';
+import { formatDuration } from '../config/units.js';
+import { ConfigError } from '../errors.js';
+import { createLogger } from '../log/logger.js';
+import { metricCatalog } from '../samplers/catalog.js';
+import { configPath, hostsFlag, keySpec, levelFlag, natsFlag } from './flags.js';
+import type { CliContext, CliMode } from './mode.js';
+import { untilSignal } from './signals.js';
+
+/** One line per rule: what it watches and when it fires. */
+export function describeRules(config: AlertsConfig): string[] {
+  return config.rules.map((r) => {
+    const clear = r.clearText === undefined ? '' : `, clears past ${r.clearText}`;
+    const hold = r.forMs > 0 ? ` for ${formatDuration(r.forMs)}` : '';
+    const what = r.reduce.kind === 'age' ? `no ${r.metric} frame for` : `${r.reduceText}(${r.metric}${Object.keys(r.matchText).length > 0 ? JSON.stringify(r.matchText) : ''}) over ${formatDuration(r.windowMs)} ${r.op}`;
+    return `  ${r.name}: ${what} ${r.thresholdText}${clear}${hold} (${r.severity}, ${r.group === 'each' ? 'per series' : 'summed'})`;
+  });
+}
+
+function check(ctx: CliContext): number {
+  const files = ctx.positionals;
+  if (files.length === 0) throw new ConfigError('usage: rezolus alert check FILE... (a rules file such as config/alerts.toml)');
+  const catalog = metricCatalog();
+  for (const file of files) {
+    const config = loadAlertsConfig(file, catalog);
+    process.stdout.write(`${file}: ${config.rules.length} rule${config.rules.length === 1 ? '' : 's'} found, SUCCESS\n${describeRules(config).join('\n')}\n`);
+  }
+  return 0;
+}
+
+async function alertMode(ctx: CliContext): Promise<number | undefined> {
+  const { flags, subcommand } = ctx;
+  if (subcommand === 'check') return check(ctx);
+  if (subcommand !== undefined) throw new ConfigError(`unknown alert subcommand "${subcommand}" (the evaluator runs without one; "check FILE" validates rules)`);
+  if (ctx.positionals.length > 0) throw new ConfigError(`unexpected argument "${ctx.positionals[0]}" (rules come from --config FILE)`);
+  const config = loadAlertsConfig(configPath('alert', flags, 'alerts.toml'), metricCatalog(), {
+    hosts: hostsFlag(keySpec(ALERTS_SPEC.general, 'hosts'), flags.hosts, '--hosts'),
+    stream: flags.stream,
+    natsUrl: natsFlag(flags),
+    logLevel: levelFlag(flags['log-level']),
+    captureDir: flags.output,
+  });
+  if (config.rules.length === 0) throw new ConfigError(`${config.file} has no [[rule]]: nothing to evaluate`);
+  const log = createLogger(config.logLevel as LevelWithSilent);
+  const { runAlert } = await import('../alert/main.js');
+  const running = await runAlert(config, log);
+  untilSignal(() => running.stop(), log);
+  return undefined;
+}
+
+export const ALERT: CliMode = {
+  options: ['config', 'nats', 'log-level', 'hosts', 'stream', 'output'],
+  positionals: true,
+  subcommands: true,
+  run: alertMode,
+};
