@@ -89,3 +89,17 @@ export function step(rule: AlertRule, cur: Current | undefined, obs: Observation
   if (now - lastTrueAt >= rule.keepFiringForMs) return to('resolved', { resolvedAt: now });
   return state === 'stale' ? to('firing') : undefined;
 }
+
+/**
+ * step() with the bookkeeping of when each alert's condition was last met
+ * (`lastTrue`, by alert key, kept by the caller across calls): the one
+ * decision the evaluator makes per alert and tick. `since` is when this
+ * evaluator started: an alert it adopts firing counts as true until then.
+ */
+export function decide(rule: AlertRule, key: string, cur: Current | undefined, at: number | undefined, obs: Observation, now: number, lastTrue: Map<string, number>, since: number): Transition | undefined {
+  const wasFiring = cur?.state === 'firing' || (cur?.state === 'stale' && cur.previous === 'firing');
+  if (typeof obs.value === 'number' && !obs.missing && conditionMet(rule, obs.value, wasFiring)) lastTrue.set(key, now);
+  if (obs.missing && rule.missing === 'fire') lastTrue.set(key, now);
+  if (!lastTrue.has(key) && cur !== undefined) lastTrue.set(key, Math.max(at ?? since, since));
+  return step(rule, cur, obs, now, lastTrue.get(key) ?? now);
+}

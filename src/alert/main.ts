@@ -21,8 +21,7 @@ import { AlertmanagerForwarder } from './alertmanager.js';
 import { alertStateBucket, ensureAlertStream } from './bus.js';
 import { IncidentCapture } from './capture.js';
 import { AlertEvaluator } from './evaluator.js';
-import { step } from './machine.js';
-import { conditionMet } from './rules.js';
+import { decide } from './machine.js';
 import { AlertStateWatch } from './state-watch.js';
 import { Transitions, type TransitionStats } from './transitions.js';
 
@@ -97,11 +96,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
         const rule = input.rule;
         const seen = w.get(key)?.record;
         const cur = seen?.rule === rule.name ? seen : undefined;
-        const wasFiring = cur?.state === 'firing' || (cur?.state === 'stale' && cur.previous === 'firing');
-        if (typeof obs.value === 'number' && !obs.missing && conditionMet(rule, obs.value, wasFiring)) lastTrue.set(key, now);
-        if (obs.missing && rule.missing === 'fire') lastTrue.set(key, now);
-        if (!lastTrue.has(key) && cur !== undefined) lastTrue.set(key, Math.max(cur.at, started));
-        const t = step(rule, cur, obs, now, lastTrue.get(key) ?? now);
+        const t = decide(rule, key, cur, cur?.at, obs, now, lastTrue, started);
         if (t === undefined) continue;
         const newEpisode = t.activeAt !== cur?.activeAt;
         const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
