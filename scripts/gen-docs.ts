@@ -12,6 +12,7 @@ import { EXPORTER_SPEC, OVERSAMPLE_METRICS } from '../src/config/exporter.js';
 import type { FileSpec, KeySpec, SectionSpec } from '../src/config/schema.js';
 import { UP_SPEC } from '../src/config/up.js';
 import { HINDSIGHT_SPEC } from '../src/config/hindsight.js';
+import { ALERTS_SPEC } from '../src/config/alerts.js';
 import { familyName } from '../src/exporter/names.js';
 import { distributionFamilyName, rateFamilyName } from '../src/exporter/plan.js';
 import { EXPORTER_METRICS } from '../src/exporter/self-metrics.js';
@@ -142,6 +143,7 @@ export function generatedFiles(): Record<string, string> {
     'config/exporter.toml': tomlFile('rezolus exporter', EXPORTER_SPEC),
     'config/up.toml': tomlFile('rezolus up (the embedded default)', UP_SPEC),
     'config/hindsight.toml': tomlFile('rezolus hindsight', HINDSIGHT_SPEC),
+    'config/alerts.toml': tomlFile('rezolus alert (rules: `rezolus alert check FILE` validates a file)', ALERTS_SPEC, [readFileSync(join(ROOT, 'src/alert/default-rules.toml'), 'utf8').trimEnd()]),
   };
 }
 

@@ -7,9 +7,9 @@
  * (capture.ts) and, with [alertmanager] urls, are forwarded.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { hostSelector, hostToken } from '../bus/subjects.js';
@@ -34,13 +34,14 @@ export interface RunningAlert {
   stop(): Promise<void>;
 }
 
-/** Checks at start what a capture will need: a directory it can write. */
+/** Checks at start what a capture will need: a directory it can write, or one it can create (made at the first capture). */
 function checkCaptureDir(dir: string): void {
+  let at = resolve(dir);
+  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
   try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, constants.W_OK);
+    accessSync(at, constants.W_OK);
   } catch (error) {
-    throw new ConfigError(`[capture] dir ${resolve(dir)} cannot be written: ${(error as Error).message} (set [capture] dir, or enabled = false)`);
+    throw new ConfigError(`[capture] dir ${resolve(dir)} cannot be written: ${(error as Error).message} (set [capture] dir or -o, or enabled = false)`);
   }
 }
 

@@ -153,8 +153,9 @@ config/up.toml) it starts a private "nats-server -js" on loopback with its
 store under the data directory: on port 4222, or on a free port when
 something else holds 4222 (it never uses a server it did not start; pass
 --nats for that). Then it runs the agent, the exporter, the hindsight
-service (the stream's window written to Parquet on demand) and the web
-viewer in this process and prints where to look. Ctrl-C stops everything it
+service (the stream's window written to Parquet on demand), the web
+viewer and the alert evaluator (events on rezolus.alerts.>, incident
+files in ./incidents) in this process and prints where to look. Ctrl-C stops everything it
 started.
 
 Options:
@@ -167,6 +168,9 @@ Options:
   --view-listen HOST:PORT  viewer address (default 127.0.0.1 on a free port; off: no
                      viewer; off loopback it needs REZOLUS_HTTP_TOKEN)
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
+  --alerts FILE|off  alert rules the evaluator runs (default config/alerts.toml: run-queue
+                     latency, CPU throttling, TCP retransmits, memory, block IO, a
+                     silent host, a failed sampler); off: no evaluator
 ${common('up', 'none: a private server')}`,
   record: `Usage: rezolus record [options] [-- command args]
        rezolus record [options] http://HOST:4241 [OUTPUT.parquet]

@@ -32,6 +32,7 @@ export const OPTIONS = {
   window: { type: 'string' },
   'save-dir': { type: 'string' },
   'view-listen': { type: 'string' },
+  alerts: { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;

@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { LevelWithSilent } from 'pino';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { EXPORTER_SPEC, loadExporterConfig } from '../config/exporter.js';
 import { HINDSIGHT_SPEC, loadHindsightConfig } from '../config/hindsight.js';
+import { loadAlertsConfig } from '../config/alerts.js';
+import { metricCatalog } from '../samplers/catalog.js';
 import { loadUpConfig } from '../config/up.js';
 import { httpToken } from '../config/http-token.js';
 import type { KeySpec } from '../config/schema.js';
@@ -40,6 +43,10 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
     listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
   });
+  const alertsFile = flags.alerts === 'off' ? '' : (flags.alerts ?? up.alertsConfig);
+  if (flags.alerts !== undefined && flags.alerts !== 'off' && !existsSync(flags.alerts)) throw new ConfigError(`--alerts ${flags.alerts}: no such file (a rules file such as config/alerts.toml, or "off")`);
+  const alertConfig = alertsFile === '' ? undefined : loadAlertsConfig(existing(alertsFile), metricCatalog(), { logLevel });
+  const alert = alertConfig === undefined || alertConfig.rules.length === 0 ? undefined : alertConfig;
   const viewListen = flags['view-listen'] === 'off' ? { host: '127.0.0.1', port: 0 } : (listenFlag(VIEW_LISTEN, flags['view-listen'], '--view-listen') ?? { host: '127.0.0.1', port: 0 });
   const viewToken = httpToken(viewListen, '', 'rezolus up viewer', process.env, '--view-listen');
   let forcePort: number | undefined;
@@ -62,6 +69,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
       exporter,
       hindsight,
       viewer: flags['view-listen'] === 'off' ? undefined : { listen: viewListen, token: viewToken === '' ? undefined : viewToken },
+      alert,
     },
     log,
   );
@@ -72,6 +80,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
     `  exporter  ${running.exporter.url}`,
     ...(running.viewer === undefined ? [] : [`  viewer    ${running.viewer.url}${viewToken === '' ? '' : 'login?token=<REZOLUS_HTTP_TOKEN>'} (the fleet live, each host's last ${Math.round(hindsight.durationMs / 60_000)} min)`]),
     `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
+    ...(alert === undefined ? [] : [`  alerts    ${alert.rules.length} rules of ${alert.file}; events on rezolus.alerts.> (stream REZOLUS_ALERTS), incident files in ${resolve(alert.capture.dir)}`]),
     '  Ctrl-C stops everything started here.',
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -81,6 +90,6 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
 }
 
 export const UP: CliMode = {
-  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen', 'view-listen'],
+  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen', 'view-listen', 'alerts'],
   run: upMode,
 };

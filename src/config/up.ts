@@ -5,12 +5,13 @@ import { loadConfig } from './load.js';
 
 export const UP_SPEC: FileSpec = {
   general: {
-    doc: 'The embedded default: `rezolus up` runs a private nats-server (unless given a URL), an agent, an exporter and a hindsight service.',
+    doc: 'The embedded default: `rezolus up` runs a private nats-server (unless given a URL), an agent, an exporter, a hindsight service, the viewer and the alert evaluator.',
     keys: {
       data_dir: { type: 'string', default: './data', doc: 'Where the private nats-server keeps its JetStream store and log, relative to the current directory. --data-dir overrides.' },
       agent_config: { type: 'string', default: 'agent.toml', doc: 'Agent config, relative to this file.' },
       exporter_config: { type: 'string', default: 'exporter.toml', doc: 'Exporter config, relative to this file.' },
       hindsight_config: { type: 'string', default: 'hindsight.toml', doc: 'Hindsight config, relative to this file.' },
+      alerts_config: { type: 'string', default: 'alerts.toml', doc: 'Alert rules and evaluator config, relative to this file; "" runs no evaluator. --alerts off overrides.' },
     },
   },
   nats: {
@@ -30,6 +31,8 @@ export interface UpConfig {
   readonly agentConfig: string | undefined;
   readonly exporterConfig: string | undefined;
   readonly hindsightConfig: string | undefined;
+  /** undefined: the built-in alert defaults (no rules); '' : no evaluator */
+  readonly alertsConfig: string | undefined;
   readonly natsUrl: string;
   readonly natsServer: string;
   readonly natsPort: number;
@@ -52,6 +55,7 @@ export function loadUpConfig(path: string | undefined, defaultsDir: string | und
     agentConfig: rel('agent_config'),
     exporterConfig: rel('exporter_config'),
     hindsightConfig: rel('hindsight_config'),
+    alertsConfig: s('general', 'alerts_config') === '' ? '' : rel('alerts_config'),
     natsUrl: s('nats', 'url') as string,
     natsServer: s('nats', 'server') as string,
     natsPort: s('nats', 'port') as number,

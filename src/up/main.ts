@@ -10,6 +10,8 @@ import { runExporter, type RunningExporter } from '../exporter/main.js';
 import { startNatsServer, type NatsServer } from './nats-server.js';
 import { runViewer, type RunningViewer } from '../viewer/main.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
+import type { AlertsConfig } from '../config/alerts.js';
+import { runAlert, type RunningAlert } from '../alert/main.js';
 
 /**
  * The private server has no users and no TLS: credentials and CA files of
@@ -32,6 +34,8 @@ export interface UpOptions {
   readonly hindsight: Omit<HindsightConfig, 'natsUrl'>;
   /** the web viewer of the live bus; undefined = none */
   readonly viewer?: { readonly listen: { readonly host: string; readonly port: number }; readonly token: string | undefined } | undefined;
+  /** the alert evaluator; undefined = none */
+  readonly alert?: Omit<AlertsConfig, 'natsUrl'> | undefined;
 }
 
 export interface RunningUp {
@@ -42,6 +46,7 @@ export interface RunningUp {
   readonly exporter: RunningExporter;
   readonly hindsight: RunningHindsight;
   readonly viewer: RunningViewer | undefined;
+  readonly alert: RunningAlert | undefined;
   stop(): Promise<void>;
 }
 
@@ -84,6 +89,7 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   let exporter: RunningExporter | undefined;
   let hindsight: RunningHindsight | undefined;
   let viewer: RunningViewer | undefined;
+  let alert: RunningAlert | undefined;
   try {
     // The exporter binds its port first, so a busy port fails before anything else starts.
     const priv = server !== undefined;
@@ -105,7 +111,10 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
         log.child({ process: 'viewer' }),
       );
     }
-    const [runningAgent, runningExporter, runningHindsight, runningViewer] = [agent, exporter, hindsight, viewer];
+    if (o.alert !== undefined) {
+      alert = await runAlert({ ...o.alert, natsUrl: url, nats: priv ? forPrivateServer(o.alert.nats) : o.alert.nats }, log.child({ process: 'alert' }));
+    }
+    const [runningAgent, runningExporter, runningHindsight, runningViewer, runningAlert] = [agent, exporter, hindsight, viewer, alert];
     return {
       natsUrl: url,
       server,
@@ -113,7 +122,9 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
       exporter: runningExporter,
       hindsight: runningHindsight,
       viewer: runningViewer,
+      alert: runningAlert,
       async stop() {
+        await runningAlert?.stop();
         await runningViewer?.stop();
         await runningHindsight.stop();
         await runningExporter.stop();
@@ -122,6 +133,7 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
       },
     };
   } catch (error) {
+    await alert?.stop();
     await viewer?.stop();
     await hindsight?.stop();
     await exporter?.stop();
