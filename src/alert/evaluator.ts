@@ -94,6 +94,22 @@ export class AlertEvaluator {
     if (input.window.t.length === 0 && input.heardAt === 0) input.heardAt = now;
   }
 
+  /**
+   * Drops the windows not fed for `quietMs` whose alert `keep` does not
+   * hold on to (an active one): hosts and series that went away (a cgroup
+   * removed, a host retired) do not grow memory for ever. Returns the keys dropped.
+   */
+  forget(now: number, quietMs: number, keep: (key: string) => boolean): string[] {
+    const dropped: string[] = [];
+    for (const [key, input] of this.#inputs) {
+      if (now - input.heardAt > Math.max(quietMs, input.rule.missingAfterMs + input.rule.windowMs) && !keep(key)) {
+        this.#inputs.delete(key);
+        dropped.push(key);
+      }
+    }
+    return dropped;
+  }
+
   get size(): number {
     return this.#inputs.size;
   }

@@ -45,6 +45,12 @@ function checkCaptureDir(dir: string): void {
   }
 }
 
+/** How often windows and records that went quiet are dropped, and after how long. */
+const FORGET_EVERY_MS = 60_000;
+const FORGET_AFTER_MS = 3_600_000;
+
+const isActive = (state: string | undefined): boolean => state === 'pending' || state === 'firing' || state === 'stale';
+
 export async function runAlert(config: AlertsConfig, log: Logger): Promise<RunningAlert> {
   const captureOn = config.capture.enabled && config.rules.some((r) => r.capture !== undefined);
   if (captureOn) checkCaptureDir(config.capture.dir);
@@ -88,6 +94,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     }
 
     const lastTrue = new Map<string, number>();
+    let lastForget = started;
     const inflight = new Set<string>();
     const evaluate = async (now: number): Promise<void> => {
       const writes: Promise<unknown>[] = [];
@@ -110,6 +117,11 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       await Promise.all(writes);
       await transitions.sweep(now, (name) => rules.get(name));
       capture?.tick(now);
+      if (now - lastForget >= FORGET_EVERY_MS) {
+        lastForget = now;
+        for (const key of evaluator.forget(now, FORGET_AFTER_MS, (k) => isActive(w.get(k)?.record.state))) lastTrue.delete(key);
+        await transitions.prune(now, FORGET_AFTER_MS, (k) => evaluator.input(k) !== undefined);
+      }
     };
 
     source = new LiveSource({ bus: link, hosts: config.hosts, waitForBucket: true }, log);

@@ -135,6 +135,29 @@ export class Transitions {
     await Promise.all(due);
   }
 
+  /**
+   * Deletes the records of alerts that ended (resolved or inactive, their
+   * event published, their capture written) more than `afterMs` ago and
+   * that no window feeds: the bucket keeps what is active and recent, not
+   * every series that ever crossed a threshold. Compare-and-set, so a
+   * record another evaluator just changed stays.
+   */
+  async prune(now: number, afterMs: number, fed: (key: string) => boolean): Promise<number> {
+    let pruned = 0;
+    for (const [key, { record, revision }] of [...this.watch.records()]) {
+      const ended = record.state === 'resolved' || record.state === 'inactive';
+      const captured = record.capture === undefined || record.capture.result !== undefined;
+      if (!ended || !record.published || !captured || now - record.at < afterMs || fed(key)) continue;
+      try {
+        await this.kv.delete(key, { previousSeq: revision });
+        pruned++;
+      } catch {
+        // changed meanwhile: it stays
+      }
+    }
+    return pruned;
+  }
+
   async #send(subject: string, event: object, msgID: string): Promise<void> {
     const ack = await this.js.publish(subject, encoder.encode(JSON.stringify(event)), { msgID });
     this.stats.published++;

@@ -196,3 +196,13 @@ test('group = each: one alert per matched series, summed otherwise', (t) => {
   t.deepEqual(eachObs, [['/a', 0.2e9], ['/b', 0.1e9]]);
   t.deepEqual(sumObs, [[{}, 0.3e9]]);
 });
+
+test('windows of series that went quiet are forgotten, unless their alert is active', (t) => {
+  const rules = readRules([{ name: 'mem', metric: 'memory_available', reduce: 'last', op: '<', threshold: '100MiB' }], 't', metricCatalog(), D);
+  const ev = new AlertEvaluator(rules);
+  for (const host of ['a', 'b', 'c']) ev.ingest(makeFrame({ host, descriptor: MEM, values: [1], seq: 1 }), T0MS);
+  ev.ingest(makeFrame({ host: 'c', descriptor: MEM, values: [1], seq: 2 }), T0MS + 3_000_000);
+  const dropped = ev.forget(T0MS + 3_600_001, 3_600_000, (key) => key.startsWith('b.'));
+  t.deepEqual(dropped, ['a.mem._'], 'a: quiet for an hour; b: quiet but its alert is active; c: fed 10 min ago');
+  t.is(ev.size, 2);
+});
