@@ -10,6 +10,7 @@ ensureNpm();
 const missing = ensureDebian([
   ['/usr/sbin/nats-server', 'nats-server'],
   ['/usr/bin/promtool', 'prometheus'],
+  ['/usr/bin/prometheus-alertmanager', 'prometheus-alertmanager'], // test/alert/alertmanager.test.ts
   // the viewer's browser tests (test/helpers/browser.ts; playwright-core drives it)
   ['/usr/bin/chromium', 'chromium'],
 ]);
