@@ -42,6 +42,22 @@ export interface RenderOptions {
   readonly ratePercentiles?: readonly number[];
   /** the exporter's own metrics, appended to the families like any other */
   readonly extra?: readonly ExtraSeries[];
+  /** families the caller rendered whole (their series have no fixed label set) */
+  readonly families?: readonly RawFamily[];
+}
+
+/**
+ * A family rendered whole by its caller: the alerts gauge, whose series each
+ * carry labels of their own. It claims its name before any other series, so
+ * an agent's family of the same name is left out (a conflict), and it is
+ * written even without sample lines (its header then says it is served).
+ */
+export interface RawFamily {
+  readonly decl: FamilyDecl;
+  /** its sample lines, each ending with a line feed */
+  readonly text: string;
+  /** how many sample lines text holds */
+  readonly lines: number;
 }
 
 export interface RenderResult {
@@ -62,6 +78,8 @@ interface FamilyOut {
   text: string;
   /** written by agents' series (false: the exporter's own); the two never share a family */
   readonly agent: boolean;
+  /** a RawFamily: no other series joins it; written even when empty */
+  readonly raw?: true;
 }
 
 const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
@@ -78,6 +96,15 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   let conflicts = 0;
   let invalid = 0;
 
+  for (const f of options.families ?? []) {
+    if (families.has(f.decl.name)) {
+      conflicts++;
+      continue;
+    }
+    families.set(f.decl.name, { decl: f.decl, text: f.text, agent: false, raw: true });
+    series += f.lines;
+  }
+
   /** line prefixes written so far: family and labels */
   const seen = new Set<string>();
   const scratch: number[] = [];
@@ -91,7 +118,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       return created;
     }
     const d = out.decl;
-    if (out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys))) return out;
+    if (out.raw !== true && out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys))) return out;
     conflicts++;
     return undefined;
   };
@@ -227,7 +254,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   let text = '';
   for (const name of [...families.keys()].sort()) {
     const out = families.get(name) as FamilyOut;
-    if (out.text !== '') text += out.decl.header + out.text;
+    if (out.text !== '' || out.raw === true) text += out.decl.header + out.text;
   }
   return { text, series, duplicates, conflicts, invalid };
 }
