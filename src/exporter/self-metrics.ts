@@ -37,8 +37,14 @@ export const natsConnected = metric({
   description: '1 while the exporter is connected to NATS, 0 otherwise (the values served then stop moving).',
 });
 
+/** Rendered by alerts.ts (its series carry the alerts' own labels too), not by ownSeries. */
+export const alerts = metric({
+  name: 'rezolus_alerts', kind: MetricKind.Gauge, unit: Unit.Count, labels: ['rule', 'host', 'severity', 'state'],
+  description: 'Alerts of the exported hosts that are pending, firing or stale in the alert state bucket (rezolus_alert_state, written by rezolus alert): 1 per alert, labelled with its rule, host, severity and state, then the labels of the alert\'s series and the rule\'s labels (names made valid Prometheus label names; on a clash the first of these wins). Resolved and inactive alerts are not served, as in Prometheus ALERTS. The family is served, even empty, only while the exporter follows the bucket.',
+}, { ownHostLabel: true });
+
 export const EXPORTER_METRICS: readonly MetricDecl[] = [
-  framesReceived, framesUsed, framesSkipped, hosts, lastFrameAge, sources, seriesDropped, natsConnected,
+  framesReceived, framesUsed, framesSkipped, hosts, lastFrameAge, sources, seriesDropped, natsConnected, alerts,
 ];
 
 export interface OwnFigures {
