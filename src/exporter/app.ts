@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { SkipStats } from '../sources/checks.js';
 import { VERSION } from '../version.js';
 import { processMetrics } from './process-metrics.js';
-import { renderExposition, type RenderOptions } from './render.js';
+import { renderExposition, type RawFamily, type RenderOptions } from './render.js';
 import { ownSeries } from './self-metrics.js';
 import type { ExporterState } from './state.js';
 
@@ -15,7 +15,9 @@ export interface ExporterAppOptions {
   readonly intervalMs: number;
   readonly forgetAfterMs: number;
   /** how histograms and oversampled counters are rendered */
-  readonly render: Omit<RenderOptions, 'extra'>;
+  readonly render: Omit<RenderOptions, 'extra' | 'families'>;
+  /** families rendered whole elsewhere (the alerts gauge), asked for on each scrape */
+  readonly families?: () => readonly RawFamily[];
   /** whether NATS is connected now; absent = not known, no series */
   readonly natsConnected?: () => boolean;
   /** serve the process_* and nodejs_* families; default true */
@@ -36,7 +38,7 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
     const nowMs = Date.now();
     o.state.forget(BigInt(nowMs - o.forgetAfterMs) * 1_000_000n);
     const extra = ownSeries({ state: o.state, skipped: o.skipped, dropped: lastDropped, nowMs, natsConnected: o.natsConnected?.() });
-    const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra });
+    const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra, families: o.families?.() ?? [] });
     lastDropped = r.duplicates + r.conflicts + r.invalid;
     const tail = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
     return reply.type(CONTENT_TYPE).send(r.text + tail);

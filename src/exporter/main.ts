@@ -5,6 +5,7 @@ import { BusLink } from '../sources/link.js';
 import { LiveSource } from '../sources/live.js';
 import type { ExporterConfig } from '../config/exporter.js';
 import { RezolusError } from '../errors.js';
+import { ExporterAlerts } from './alerts.js';
 import { buildExporterApp } from './app.js';
 import { ExporterState } from './state.js';
 
@@ -15,6 +16,8 @@ export interface RunningExporter {
   readonly state: ExporterState;
   /** resolves once frames are followed (the descriptor bucket exists); undefined when stopped before */
   readonly following: Promise<LiveSource | undefined>;
+  /** the rezolus_alerts gauge: follows the alert state bucket once it exists */
+  readonly alerts: ExporterAlerts;
   stop(): Promise<void>;
 }
 
@@ -26,6 +29,7 @@ export interface RunningExporter {
 export async function runExporter(config: ExporterConfig, log: Logger): Promise<RunningExporter> {
   const state = new ExporterState({ intervalNs: BigInt(config.intervalMs) * 1_000_000n, oversample: config.oversampleMetrics });
   let link: BusLink | undefined;
+  let alerts: ExporterAlerts | undefined;
   const skipped = emptySkipStats();
   const app = buildExporterApp({
     state,
@@ -40,6 +44,10 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
       ratePercentiles: config.oversamplePercentiles,
     },
     natsConnected: () => link?.connected() ?? false,
+    families: () => {
+      const f = alerts?.family();
+      return f === undefined ? [] : [f];
+    },
     log: log.child({ component: 'http' }),
   });
   const { host, port: wantedPort } = config.listen;
@@ -60,6 +68,9 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
     throw error;
   }
   const bus = link;
+  const alertGauge = new ExporterAlerts({ nc: bus.nc, hosts: config.hosts }, log.child({ component: 'alerts' }));
+  alertGauge.start();
+  alerts = alertGauge;
   const source = new LiveSource({ bus, hosts: config.hosts, waitForBucket: true, skipped }, log.child({ component: 'subscribe' }));
   const following = (async (): Promise<LiveSource | undefined> => {
     await source.start((f) => state.ingest(f, BigInt(Date.now()) * 1_000_000n));
@@ -73,12 +84,16 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
     skipped,
     state,
     following,
+    alerts: alertGauge,
     async stop() {
       source.stop();
+      // stops the watch at once; a try to open the bucket under way ends with the connection at the latest
+      const alertsStopped = alertGauge.stop();
       await app.close();
       await following.catch(() => undefined);
       await source.done;
       await bus.close();
+      await alertsStopped;
     },
   };
 }
