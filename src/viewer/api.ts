@@ -53,6 +53,12 @@ export interface HostSummary {
   /** frames the agent holds in its outage buffer, and frames the bus refused */
   readonly buffered: number | null;
   readonly refused: number | null;
+  /**
+   * live only: alerts of the host whose newest transition in the window is
+   * `firing` (GET /api/v1/alerts has them); null while no alert stream can be
+   * read (no evaluator has run on this bus). Absent for files and agents.
+   */
+  readonly alertsFiring?: number | null;
 }
 
 export interface SeriesRef {
@@ -140,6 +146,50 @@ export interface SaveRequest {
 export interface SaveResult {
   readonly path: string;
   readonly rows: number;
+}
+
+/** An alert's state after a transition (rezolus alert, src/alert/contract.ts). */
+export type AlertMarkState = 'pending' | 'firing' | 'resolved' | 'stale' | 'inactive';
+
+/**
+ * One alert event as the viewer took it from REZOLUS_ALERTS: checked,
+ * strings cut to their bounds, times as unix ms. `transition`: the alert
+ * entered `state`; `capture`: the incident window was written to `file`, or
+ * `error` says why not.
+ */
+export interface AlertMark {
+  /** unix ms of the event */
+  readonly at: number;
+  readonly host: string;
+  readonly rule: string;
+  readonly kind: 'transition' | 'capture';
+  /** the state entered (null for a capture) */
+  readonly state: AlertMarkState | null;
+  readonly previous: AlertMarkState | null;
+  readonly severity: string;
+  /** the series the alert is about ({} for a rule over the sum of its series) */
+  readonly series: Readonly<Record<string, string>>;
+  /** the measured value (null: none, as for missing data) and as people read it (`1.2 ms`) */
+  readonly value: number | null;
+  readonly valueText: string;
+  readonly thresholdText: string;
+  readonly summary: string;
+  /** unix ms the alert's episode began */
+  readonly activeAt: number;
+  readonly file?: string;
+  readonly error?: string;
+}
+
+/** GET /api/v1/alerts?host=&from=&to= */
+export interface AlertsResult {
+  readonly from: number;
+  readonly to: number;
+  /** the events with from ≤ at ≤ to (of `host`, or of every host), oldest first; the newest when there are too many */
+  readonly events: readonly AlertMark[];
+  /** events in the range left out (beyond the most one answer holds), absent when none */
+  readonly omitted?: number;
+  /** why there are no events to show, when it is not that none happened (live: no alert stream on the bus yet) */
+  readonly note?: string;
 }
 
 /** Every error answer: `{ error }` with a status (400 bad input, 404 unknown host/metric, 503 source down). */

@@ -8,7 +8,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import type { Logger } from 'pino';
 import { BadRequestError, RezolusError } from '../errors.js';
 import { bearerMatches, isLoopback } from '../security/bearer.js';
-import type { MetricEntry, QueryFn, SaveRequest, SectionInfo } from './api.js';
+import type { AlertsResult, MetricEntry, QueryFn, SaveRequest, SectionInfo } from './api.js';
 import { NotFoundError, type ViewerData } from './data.js';
 import { QueryError, runQuery } from './query/run.js';
 import { OVERVIEW_METRICS, SECTIONS, defaultFn, sectionOf } from './query/sections.js';
@@ -24,6 +24,8 @@ export interface ViewerAppOptions {
 
 const COOKIE = 'rezolus_view_token';
 const FNS: readonly QueryFn[] = ['value', 'rate', 'percentiles', 'heatmap'];
+/** the range of a JavaScript Date */
+const MAX_DATE_MS = 8.64e15;
 
 function cookieToken(header: string | undefined): string | undefined {
   for (const part of (header ?? '').split(';')) {
@@ -192,6 +194,23 @@ export function buildViewerApp(o: ViewerAppOptions): FastifyInstance {
       if (kind === undefined) throw new NotFoundError(`host "${host}" has no metric "${metric}"`);
       const tracks = await data.tracks(str(q, 'source'), host, [metric]);
       return runQuery(tracks, { metric, fn: (fn as QueryFn | undefined) ?? defaultFn(kind), match: matchers(q), start, end, budget: num(q, 'budget', 600) });
+    } catch (error) {
+      return send(reply, error);
+    }
+  });
+
+  app.get('/api/v1/alerts', async (req, reply) => {
+    const q = req.query as Record<string, unknown>;
+    try {
+      const info = data.info();
+      const source = info.sources[0];
+      // live: the window, not the first frame's time (an alert may have fired before the agent's first frame in the stream)
+      const from = num(q, 'from', info.windowMs !== undefined ? Date.now() - info.windowMs : (source?.start ?? 0));
+      const to = num(q, 'to', Math.max(source?.end ?? 0, Date.now()));
+      if (Math.abs(from) > MAX_DATE_MS || Math.abs(to) > MAX_DATE_MS) throw new BadRequestError(`from and to must be unix ms within ±${MAX_DATE_MS}`);
+      if (to < from) throw new BadRequestError('to must not be before from');
+      const result: AlertsResult = data.alerts?.(str(q, 'host'), from, to) ?? { from, to, events: [] };
+      return result;
     } catch (error) {
       return send(reply, error);
     }

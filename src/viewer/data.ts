@@ -4,7 +4,7 @@
  * Tracks; the routes (app.ts) and the queries (query/) never know which.
  */
 import { RezolusError } from '../errors.js';
-import type { HostSummary, SaveRequest, SaveResult, ViewInfo } from './api.js';
+import type { AlertsResult, HostSummary, SaveRequest, SaveResult, ViewInfo } from './api.js';
 import type { SeriesInfo, Track } from './track.js';
 
 export interface ViewerData {
@@ -15,6 +15,8 @@ export interface ViewerData {
   series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]>;
   /** a host's samples, with at least the columns of `metrics` (default: all) read; throws NotFoundError as series() */
   tracks(source: string | undefined, host: string, metrics?: readonly string[]): Promise<readonly Track[]>;
+  /** live only: the alert events with from ≤ at ≤ to of `host` (undefined: every host); a source without it has none */
+  alerts?(host: string | undefined, from: number, to: number): AlertsResult;
   /** live only: writes the hosts and range through the hindsight path */
   save?(request: SaveRequest): Promise<SaveResult>;
   close(): Promise<void>;

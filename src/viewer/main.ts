@@ -112,6 +112,7 @@ export async function runViewer(config: ViewConfig, log: Logger): Promise<Runnin
     hosts: (s) => data.hosts(s),
     series: (s, h) => data.series(s, h),
     tracks: (s, h, m) => data.tracks(s, h, m),
+    alerts: (h, from, to) => data.alerts?.(h, from, to) ?? { from, to, events: [] },
     save: (r) => (data.save === undefined ? Promise.reject(new RezolusError('NOT_READY', 'not connected yet')) : data.save(r)),
     close: () => data.close(),
   };

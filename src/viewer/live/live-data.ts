@@ -13,9 +13,10 @@ import { BadRequestError, RezolusError } from '../../errors.js';
 import { runRecord } from '../../record/main.js';
 import type { BusLink } from '../../sources/link.js';
 import { VERSION } from '../../version.js';
-import type { HostSummary, SaveRequest, SaveResult, ViewInfo } from '../api.js';
+import type { AlertsResult, HostSummary, SaveRequest, SaveResult, ViewInfo } from '../api.js';
 import { NotFoundError, seriesOfTracks, type ViewerData } from '../data.js';
 import type { SeriesInfo, Track } from '../track.js';
+import { AlertFeed } from './alert-feed.js';
 import { FLEET_MAX_HOSTS, FleetView } from './fleet.js';
 import { HostWindow } from './host-window.js';
 
@@ -41,6 +42,8 @@ const SWEEP_MS = 5000;
 
 export class LiveData implements ViewerData {
   readonly fleet: FleetView;
+  /** the window's alert events (REZOLUS_ALERTS), for the charts' markers */
+  readonly alertFeed: AlertFeed;
   readonly #windows = new Map<string, HostWindow>();
   readonly #sweep: NodeJS.Timeout;
   #windowMs = 15 * 60_000;
@@ -58,6 +61,7 @@ export class LiveData implements ViewerData {
     private readonly log: Logger,
   ) {
     this.fleet = new FleetView(o.link, o.stream, o.hosts, o.windowMs ?? this.#windowMs, log.child({ component: 'fleet' }));
+    this.alertFeed = new AlertFeed(o.link, o.windowMs ?? this.#windowMs, o.hosts, log.child({ component: 'alerts' }));
     this.#sweep = setInterval(() => this.#tidy(), SWEEP_MS);
     this.#sweep.unref();
     void (async () => {
@@ -71,6 +75,8 @@ export class LiveData implements ViewerData {
     if (this.o.windowMs !== undefined) this.#windowMs = this.o.windowMs;
     else if (this.#streamKeepsMs > 0) this.#windowMs = this.#streamKeepsMs;
     else if (read !== undefined) this.log.info({ err: read, stream: this.o.stream }, 'stream not readable yet; host pages reach back 15 min');
+    this.alertFeed.setWindow(this.#windowMs);
+    this.alertFeed.poke();
     this.fleet.start().catch((error: unknown) => this.log.error({ err: error }, 'cannot follow the fleet'));
   }
 
@@ -121,7 +127,11 @@ export class LiveData implements ViewerData {
 
   async hosts(source: string | undefined): Promise<HostSummary[]> {
     this.#checkSource(source);
-    return this.fleet.summaries();
+    return this.fleet.summaries().map((h) => ({ ...h, alertsFiring: this.alertFeed.firing(h.host) }));
+  }
+
+  alerts(host: string | undefined, from: number, to: number): AlertsResult {
+    return this.alertFeed.range(host, from, to);
   }
 
   async series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]> {
@@ -210,7 +220,7 @@ export class LiveData implements ViewerData {
 
   async close(): Promise<void> {
     clearInterval(this.#sweep);
-    await Promise.allSettled([this.fleet.stop(), ...[...this.#windows.values()].map((w) => w.close())]);
+    await Promise.allSettled([this.alertFeed.stop(), this.fleet.stop(), ...[...this.#windows.values()].map((w) => w.close())]);
     this.#windows.clear();
   }
 
@@ -221,6 +231,7 @@ export class LiveData implements ViewerData {
   #tidy(): void {
     const now = Date.now();
     void this.#readStreamStart();
+    this.alertFeed.poke(now);
     this.fleet.trim(now);
     for (const [host, w] of this.#windows) {
       if (now - w.lastUsed > IDLE_MS && w.waiting === 0) {
