@@ -7,9 +7,9 @@
  * (capture.ts) and, with [alertmanager] urls, are forwarded.
  */
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { hostSelector, hostToken } from '../bus/subjects.js';
@@ -34,14 +34,29 @@ export interface RunningAlert {
   stop(): Promise<void>;
 }
 
-/** Checks at start what a capture will need: a directory it can write, or one it can create (made at the first capture). */
+/**
+ * Checks at start what a capture will need: that a file can be made in the
+ * directory (creating it and its parents when missing, to try); what the
+ * check made is removed again, so a run with no incident leaves nothing.
+ */
 function checkCaptureDir(dir: string): void {
-  let at = resolve(dir);
-  while (!existsSync(at) && dirname(at) !== at) at = dirname(at);
+  const made: string[] = [];
+  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) made.unshift(at);
+  const probe = join(resolve(dir), `.rezolus-probe-${process.pid}`);
   try {
-    accessSync(at, constants.W_OK);
+    for (const d of made) mkdirSync(d);
+    writeFileSync(probe, '');
+    unlinkSync(probe);
   } catch (error) {
     throw new ConfigError(`[capture] dir ${resolve(dir)} cannot be written: ${(error as Error).message} (set [capture] dir or -o, or enabled = false)`);
+  } finally {
+    for (const d of made.reverse()) {
+      try {
+        rmdirSync(d);
+      } catch {
+        // not empty (something else wrote there meanwhile) or already gone: leave it
+      }
+    }
   }
 }
 
