@@ -4,7 +4,8 @@
  * its plan asks for (lines, percentiles, bucket heatmap, per-CPU heatmap with
  * pickers for its other labels). A newer load supersedes an older one.
  */
-import type { MetricEntry, QueryResult } from '../api.js';
+import type { AlertMark, MetricEntry, QueryResult } from '../api.js';
+import { AlertLayer } from './alert-marks.js';
 import { apiGet, apiUrl, isAbort } from './api-client.js';
 import type { ChartFrame } from './chart-frame.js';
 import { plotWidthOf } from './chart-frame.js';
@@ -29,6 +30,8 @@ export interface CardContext {
   readonly range: () => Span;
   /** prefix of this page's error keys */
   readonly errorKey: string;
+  /** the host's alert events, drawn as markers (absent: none) */
+  readonly alerts?: () => readonly AlertMark[];
 }
 
 const LINE_HEIGHT = 180;
@@ -46,6 +49,7 @@ export class ChartCard {
   private seq = 0;
   private result: QueryResult | undefined;
   private selection: Selection | undefined;
+  private readonly layer: AlertLayer | undefined;
   /** loaded for the current range (false: load when it comes into view) */
   fresh = false;
 
@@ -73,6 +77,21 @@ export class ChartCard {
       this.status,
     );
     this.record = registerChart({ source: ctx.source, host: ctx.host, metric: metric.name, fn: plan.fn, kind: plan.kind });
+    if (ctx.alerts !== undefined) {
+      this.layer = new AlertLayer(ctx.alerts, (drawn) => {
+        this.record.marks = drawn;
+      });
+    }
+  }
+
+  private plugins() {
+    return this.layer === undefined ? undefined : [this.layer.plugin()];
+  }
+
+  /** Draws the alert markers again (the host's events changed). */
+  redrawMarks(): void {
+    this.line?.redraw();
+    this.grid?.redraw();
   }
 
   private width(): number {
@@ -145,14 +164,14 @@ export class ChartCard {
       case 'rate':
       case 'value':
       case 'percentiles': {
-        this.line ??= new LineChart(this.body, this.ctx.frame, { unit: r.unit, log: this.plan.kind === 'percentiles', height: LINE_HEIGHT, onDraw });
+        this.line ??= new LineChart(this.body, this.ctx.frame, { unit: r.unit, log: this.plan.kind === 'percentiles', height: LINE_HEIGHT, onDraw, plugins: this.plugins() });
         this.line.set(lineChartData(r, this.plan.kind), this.width());
         this.record.data = this.line.data;
         return;
       }
       case 'heatmap': {
         const h = r.heatmap ?? { lower: [], upper: [], counts: [] };
-        this.grid ??= new GridChart(this.body, this.ctx.frame, { height: HEATMAP_HEIGHT, onDraw });
+        this.grid ??= new GridChart(this.body, this.ctx.frame, { height: HEATMAP_HEIGHT, onDraw, plugins: this.plugins() });
         this.grid.set(
           {
             grid: { x: r.t.map((t) => t / 1000), step: r.step / 1000, lower: h.lower, upper: h.upper, values: h.counts },
@@ -171,7 +190,7 @@ export class ChartCard {
         this.renderPickers(r, cpuKey);
         const g = perCpuGrid(r.series, cpuKey, this.selection ?? {}, r.t.length);
         const height = Math.max(120, Math.min(420, g.cpus.length * 10 + 40));
-        if (this.grid === undefined) this.grid = new GridChart(this.body, this.ctx.frame, { height, onDraw });
+        if (this.grid === undefined) this.grid = new GridChart(this.body, this.ctx.frame, { height, onDraw, plugins: this.plugins() });
         this.grid.set(
           {
             grid: {

@@ -29,6 +29,8 @@ export interface GridData {
 export interface GridChartOptions {
   readonly height: number;
   readonly onDraw?: () => void;
+  /** uPlot plugins (the alert markers) */
+  readonly plugins?: readonly uPlot.Plugin[];
 }
 
 const PALETTE = palette(LEVELS);
@@ -75,6 +77,11 @@ export class GridChart {
 
   resize(width: number): void {
     this.plot?.setSize({ width, height: this.opts.height });
+  }
+
+  /** Draws again with the same data (the alert markers changed). */
+  redraw(): void {
+    this.plot?.redraw(false);
   }
 
   plotWidth(): number | undefined {
@@ -135,6 +142,7 @@ export class GridChart {
       setCursor: [(u: uPlot) => this.describeCursor(u)],
       ...(onDraw === undefined ? {} : { draw: [() => onDraw()] }),
     };
+    if (this.opts.plugins !== undefined) o.plugins = [...this.opts.plugins];
     return o;
   }
 

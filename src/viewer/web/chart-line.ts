@@ -21,6 +21,8 @@ export interface LineChartOptions {
   readonly legend?: boolean;
   /** called after every draw */
   readonly onDraw?: () => void;
+  /** uPlot plugins (the alert markers) */
+  readonly plugins?: readonly uPlot.Plugin[];
 }
 
 /**
@@ -159,6 +161,7 @@ export class LineChart {
     const onDraw = this.opts.onDraw;
     if (onDraw !== undefined) o.hooks = { ...o.hooks, draw: [() => onDraw()] };
     o.hooks = { ...o.hooks, setCursor: [(u: uPlot) => this.describe(u)] };
+    if (this.opts.plugins !== undefined) o.plugins = [...this.opts.plugins];
     this.plot = new uPlot(o, data, this.parent);
     this.aside.hidden = !this.many;
     this.parent.append(this.aside);
@@ -167,6 +170,11 @@ export class LineChart {
 
   resize(width: number): void {
     this.plot?.setSize({ width, height: this.opts.height });
+  }
+
+  /** Draws again with the same data (the alert markers changed). */
+  redraw(): void {
+    this.plot?.redraw(false);
   }
 
   /** the plotting area's width in CSS pixels (the query budget) */

@@ -6,6 +6,7 @@
  * else reads them.
  */
 import type { QueryFn, QueryResult } from '../api.js';
+import type { DrawnMark } from './alert-marks.js';
 import type { ChartKind } from './chart-plan.js';
 
 export interface ChartRecord {
@@ -24,6 +25,8 @@ export interface ChartRecord {
   width: number | undefined;
   /** times the chart was drawn */
   draws: number;
+  /** the alert markers of the last draw (a chart without them: undefined) */
+  marks: readonly DrawnMark[] | undefined;
 }
 
 declare global {
@@ -40,8 +43,8 @@ window.__firstDrawMs = undefined;
 
 let next = 0;
 
-export function registerChart(r: Omit<ChartRecord, 'id' | 'url' | 'result' | 'data' | 'draws' | 'width'>): ChartRecord {
-  const record: ChartRecord = { ...r, id: `c${next++}`, url: '', result: undefined, data: undefined, draws: 0, width: undefined };
+export function registerChart(r: Omit<ChartRecord, 'id' | 'url' | 'result' | 'data' | 'draws' | 'width' | 'marks'>): ChartRecord {
+  const record: ChartRecord = { ...r, id: `c${next++}`, url: '', result: undefined, data: undefined, draws: 0, width: undefined, marks: undefined };
   window.__charts.push(record);
   return record;
 }

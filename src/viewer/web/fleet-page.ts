@@ -1,14 +1,15 @@
 /**
  * The fleet page: one row per host (CPU, run-queue p99, memory, network,
- * block IO, samplers, last frame age, buffered and refused frames), sortable
- * by any column; a click opens the host, two checked hosts open side by side.
+ * block IO, samplers, last frame age, buffered and refused frames; live, the
+ * alerts firing), sortable by any column; a click opens the host, two
+ * checked hosts open side by side.
  * Live, it refreshes every second.
  */
 import type { HostSummary, SaveRequest, ViewInfo } from '../api.js';
 import { apiGet } from './api-client.js';
 import { el, replace } from './dom.js';
 import { clearError, clearErrors, reportError } from './error-line.js';
-import { type FleetColumnKey, type FleetRow, fleetColumns, fleetRow, STALE_MS } from './fleet-rows.js';
+import { ALERTS_COLUMN, alertsCell, type FleetColumn, type FleetColumnKey, type FleetRow, fleetColumns, fleetRow, STALE_MS } from './fleet-rows.js';
 import { type App, isLive, type Page } from './page.js';
 import { Poller } from './poller.js';
 import { formatRoute, type Route } from './route.js';
@@ -16,6 +17,8 @@ import { saveButton } from './save-button.js';
 import { nextSort, type SortDir, sortRows } from './sort.js';
 
 const ERRORS = 'fleet';
+
+type Column = FleetColumn | typeof ALERTS_COLUMN;
 
 export class FleetPage implements Page {
   private readonly abort = new AbortController();
@@ -102,11 +105,13 @@ export class FleetPage implements Page {
   private render(): void {
     const now = this.now();
     const live = isLive(this.app.info);
-    const columns = fleetColumns(live);
+    const base = fleetColumns(live);
+    const alerts = new Map(this.hosts.filter((h) => h.alertsFiring !== undefined).map((h) => [h.host, alertsCell(h)]));
+    const columns: readonly Column[] = alerts.size === 0 ? base : [base[0] as FleetColumn, ALERTS_COLUMN, ...base.slice(1)];
     if (!columns.some((c) => c.key === this.sort.key)) this.sort = { key: 'host', dir: 'asc' };
     const rows = sortRows(
       this.hosts.map((h) => fleetRow(h, now, live)),
-      (r) => r.values[this.sort.key as FleetColumnKey],
+      (r) => (this.sort.key === ALERTS_COLUMN.key ? (alerts.get(r.host)?.value ?? null) : r.values[this.sort.key as FleetColumnKey]),
       this.sort.dir,
     );
     for (const host of [...this.checked]) if (!this.hosts.some((h) => h.host === host)) this.checked.delete(host);
@@ -130,12 +135,12 @@ export class FleetPage implements Page {
       }),
     );
     const empty = el('tr', {}, el('td', { colspan: columns.length + 1, class: 'muted' }, isLive(this.app.info) ? 'no host has sent a frame yet' : 'this source has no hosts'));
-    replace(this.table, el('thead', {}, head), el('tbody', {}, ...(rows.length === 0 ? [empty] : rows.map((r) => this.row(r, columns)))));
+    replace(this.table, el('thead', {}, head), el('tbody', {}, ...(rows.length === 0 ? [empty] : rows.map((r) => this.row(r, columns, alerts.get(r.host))))));
     this.compare.disabled = this.checked.size !== 2;
     this.note.textContent = `${this.hosts.length} host${this.hosts.length === 1 ? '' : 's'}${this.checked.size > 0 ? ` · ${this.checked.size} checked` : ''}`;
   }
 
-  private row(r: FleetRow, columns: ReturnType<typeof fleetColumns>): HTMLTableRowElement {
+  private row(r: FleetRow, columns: readonly Column[], alerts: { value: number | null; text: string } | undefined): HTMLTableRowElement {
     const box = el('input', { type: 'checkbox', 'aria-label': `check ${r.host}`, checked: this.checked.has(r.host) });
     box.addEventListener('change', () => {
       if (box.checked) this.checked.add(r.host);
@@ -152,6 +157,9 @@ export class FleetPage implements Page {
       },
       el('td', { class: 'pick' }, box),
       ...columns.map((c) => {
+        if (c.key === ALERTS_COLUMN.key) {
+          return el('td', { class: (alerts?.value ?? 0) > 0 ? 'num firing' : 'num', 'data-key': c.key }, alerts?.text ?? '—');
+        }
         const title =
           c.key === 'failed' ? r.failedReasons : c.key === 'memUsed' ? r.memoryNote : c.key === 'active' ? r.samplersNote : c.key === 'age' && r.stale ? `no frame for more than ${STALE_MS / 1000} s` : undefined;
         const text = c.key === 'host' ? el('a', { href }, r.cells.host) : r.cells[c.key];

@@ -51,6 +51,24 @@ export const FLEET_COLUMNS: readonly FleetColumn[] = [
   { key: 'refused', title: 'refused', help: 'frames the bus refused', text: false, liveOnly: true },
 ];
 
+/**
+ * The firing alerts column (GET /api/v1/hosts `alertsFiring`): shown when
+ * the rows carry the count (a live bus), after the host; its value is not
+ * one of a FleetRow's, the page takes it from the summary.
+ */
+export const ALERTS_COLUMN = {
+  key: 'alerts',
+  title: 'alerts',
+  help: 'alerts firing now (the newest event of each in the window); open the host for its markers',
+  text: false,
+} as const;
+
+/** The alerts cell of a host: the count, '—' while the viewer cannot read alerts. */
+export function alertsCell(h: HostSummary): { value: number | null; text: string } {
+  const n = h.alertsFiring ?? null;
+  return { value: n, text: n === null ? '—' : n === 0 ? '0' : `${n} firing` };
+}
+
 /** The columns shown: all for a live source, without the live-only ones for a recording. */
 export function fleetColumns(live: boolean): readonly FleetColumn[] {
   return live ? FLEET_COLUMNS : FLEET_COLUMNS.filter((c) => c.liveOnly !== true);

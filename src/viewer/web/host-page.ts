@@ -4,9 +4,11 @@
  * the section for each host, one shared cursor and zoom. Brushing a chart
  * zooms every chart and refetches at its pixel width; live, the page follows
  * the newest data every second until zoomed. Charts load when they come into
- * view.
+ * view. The hosts' alert events in the range are markers on every chart and
+ * a strip above them (alert-strip.ts).
  */
 import type { MetricEntry, SaveRequest, SectionInfo, ViewInfo } from '../api.js';
+import { AlertStrip } from './alert-strip.js';
 import { apiGet } from './api-client.js';
 import { cgroupPicker, CGROUP_LABEL } from './cgroup-picker.js';
 import { ChartCard } from './chart-card.js';
@@ -46,6 +48,7 @@ export class HostPage implements Page {
   private tools: HTMLElement | undefined;
   private saving: HTMLElement | undefined;
   private readonly zoomer: BrushZoom<HostRoute>;
+  private readonly alerts: AlertStrip;
   private readonly zoomButton = el('button', { type: 'button', class: 'reset-zoom', disabled: true, title: 'or double-click a chart' }, 'reset zoom');
 
   constructor(
@@ -80,7 +83,18 @@ export class HostPage implements Page {
       changed: () => {
         this.showState();
         void this.cards.reloadAll();
+        void this.alerts.load(this.range.visible());
       },
+    });
+    this.alerts = new AlertStrip({
+      source: this.source,
+      hosts: route.hosts,
+      signal: this.abort.signal,
+      errorKey: `${ERRORS}:alerts`,
+      changed: () => {
+        for (const c of this.cards.all) c.redrawMarks();
+      },
+      zoom: (from, to) => this.zoomer.zoom(from, to),
     });
     this.zoomButton.addEventListener('click', () => this.zoomer.reset());
     void this.start();
@@ -95,6 +109,7 @@ export class HostPage implements Page {
     else this.range.reset();
     if (sectionChanged) this.showSection(route.section);
     else void this.cards.reloadAll();
+    void this.alerts.load(this.range.visible());
     this.showState();
     return true;
   }
@@ -112,7 +127,7 @@ export class HostPage implements Page {
     const tools = el('div', { class: 'toolbar' }, el('a', { href: '#/fleet', class: 'back' }, '← fleet'), el('h2', { class: 'hosts' }, hosts.join(' · ')), this.zoomButton);
     this.tools = tools;
     this.offerSave();
-    replace(this.root, el('div', { class: 'host-page' }, tools, el('div', { class: 'layout' }, this.nav, el('div', { class: 'content' }, this.head, this.columns))));
+    replace(this.root, el('div', { class: 'host-page' }, tools, el('div', { class: 'layout' }, this.nav, el('div', { class: 'content' }, this.alerts.root, this.head, this.columns))));
     this.resizer.observe(this.columns);
     this.showState();
     await this.loadHost();
@@ -142,6 +157,7 @@ export class HostPage implements Page {
       return;
     }
     this.showSection(this.route.section);
+    void this.alerts.load(this.range.visible());
     if (this.range.live) this.poller = new Poller(() => this.tick()).start();
   }
 
@@ -220,6 +236,7 @@ export class HostPage implements Page {
       matches: (m: MetricEntry) => matchesFor(m, { [CGROUP_LABEL]: this.cgroup }),
       range: () => this.range.visible(),
       errorKey: ERRORS,
+      alerts: () => this.alerts.marks(host),
     };
   }
 
@@ -245,7 +262,7 @@ export class HostPage implements Page {
       return;
     }
     this.showState();
-    if (this.range.following) await this.cards.reloadAll();
+    await Promise.all([this.alerts.load(this.range.visible()), this.range.following ? this.cards.reloadAll() : undefined]);
   }
 
   /** The save button, once the source can save (a live viewer that has connected). */
