@@ -324,8 +324,8 @@ export class AlertmanagerForwarder {
 
   #alert(r: AlertRecord, startsAt: number, stale: boolean): Alert {
     const labels = alertmanagerLabels(r);
-    const annotations: Record<string, string> = { summary: r.summary, threshold: String(r.threshold) };
-    if (r.value !== null && r.value !== undefined) annotations['value'] = String(r.value);
+    const annotations: Record<string, string> = { summary: r.summary, threshold: r.thresholdText ?? String(r.threshold) };
+    if (r.value !== null && r.value !== undefined) annotations['value'] = r.valueText ?? String(r.value);
     if (r.runbook !== undefined && r.runbook !== '') annotations['runbook_url'] = r.runbook;
     if (stale) annotations['stale_since'] = new Date(r.staleAt ?? r.at).toISOString();
     const file = r.capture?.result?.file;

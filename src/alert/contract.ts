@@ -76,6 +76,9 @@ export interface AlertRecord {
   readonly value: number | null;
   readonly threshold: number;
   readonly unit: string;
+  /** value and threshold as people read them (`1.2 ms`, `5ms`); absent in records of older evaluators */
+  readonly valueText?: string | undefined;
+  readonly thresholdText?: string | undefined;
   readonly severity: string;
   readonly labels: Readonly<Record<string, string>>;
   readonly summary: string;

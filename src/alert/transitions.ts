@@ -71,7 +71,7 @@ export class Transitions {
     return {
       v: 1, rule: rule.name, host: input.host, series: input.series, state: t.state, previous: t.previous, seq: t.seq,
       activeAt: t.activeAt, firedAt: t.firedAt, resolvedAt: t.resolvedAt, staleAt: t.staleAt, value: t.value,
-      threshold: rule.threshold, unit: rule.unit, severity: rule.severity, labels: rule.labels,
+      threshold: rule.threshold, unit: rule.unit, valueText, thresholdText: rule.thresholdText, severity: rule.severity, labels: rule.labels,
       summary: renderSummary(rule.summary, fields), runbook: rule.runbook, evaluator: this.evaluator, at: now,
       published: false, capture,
     };

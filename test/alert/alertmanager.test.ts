@@ -58,6 +58,8 @@ function record(host: string, rule: string, state: AlertState, extra: Partial<Al
     value: 2_500_000,
     threshold: 1_000_000,
     unit: 'nanoseconds',
+    valueText: '2.5 ms',
+    thresholdText: '1ms',
     severity: 'page',
     labels: { team: 'kernel' },
     summary: `${rule} on ${host}: 2.5ms (> 1ms)`,
@@ -226,8 +228,8 @@ test('a firing record is listed with its labels, annotations and startsAt and re
   });
   t.deepEqual(a?.annotations, {
     summary: 'cpu_throttled on h1: 2.5ms (> 1ms)',
-    threshold: '1000000',
-    value: '2500000',
+    threshold: '1ms',
+    value: '2.5 ms',
     runbook_url: 'https://example.invalid/runbooks/cpu',
   });
   t.is(Date.parse(a?.startsAt ?? ''), firing.firedAt as number);
