@@ -5,8 +5,13 @@
  * exports that is pending, firing or stale as
  * `rezolus_alerts{rule,host,severity,state,…} 1`. Resolved and inactive
  * alerts are not served. The bucket may not exist yet (no evaluator has
- * run): it is looked for again every few seconds, and until it is followed
- * the family is not served at all.
+ * run): it is looked for again every few seconds.
+ *
+ * With no active alert the family is not written at all, not even its
+ * HELP/TYPE header: an exposition family without samples is what
+ * test/helpers/exposition-check.ts reports as a problem, and Prometheus
+ * stores nothing for it. The name stays claimed all the same (an agent's
+ * `rezolus_alerts` family is left out as a conflict, see render.ts).
  */
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
@@ -122,7 +127,7 @@ export class ExporterAlerts {
     return this.#watch !== undefined;
   }
 
-  /** The rezolus_alerts family, or undefined while the bucket is not followed. */
+  /** The rezolus_alerts family (written only with sample lines), or undefined while the bucket is not followed. */
   family(): RawFamily | undefined {
     if (this.#watch === undefined) return undefined;
     let text = '';

@@ -49,8 +49,8 @@ export interface RenderOptions {
 /**
  * A family rendered whole by its caller: the alerts gauge, whose series each
  * carry labels of their own. It claims its name before any other series, so
- * an agent's family of the same name is left out (a conflict), and it is
- * written even without sample lines (its header then says it is served).
+ * an agent's family of the same name is left out (a conflict) even while it
+ * has no sample lines; like every family, it is written only with some.
  */
 export interface RawFamily {
   readonly decl: FamilyDecl;
@@ -78,7 +78,7 @@ interface FamilyOut {
   text: string;
   /** written by agents' series (false: the exporter's own); the two never share a family */
   readonly agent: boolean;
-  /** a RawFamily: no other series joins it; written even when empty */
+  /** a RawFamily: no other series joins it */
   readonly raw?: true;
 }
 
@@ -254,7 +254,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   let text = '';
   for (const name of [...families.keys()].sort()) {
     const out = families.get(name) as FamilyOut;
-    if (out.text !== '' || out.raw === true) text += out.decl.header + out.text;
+    if (out.text !== '') text += out.decl.header + out.text;
   }
   return { text, series, duplicates, conflicts, invalid };
 }

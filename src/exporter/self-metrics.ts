@@ -40,7 +40,7 @@ export const natsConnected = metric({
 /** Rendered by alerts.ts (its series carry the alerts' own labels too), not by ownSeries. */
 export const alerts = metric({
   name: 'rezolus_alerts', kind: MetricKind.Gauge, unit: Unit.Count, labels: ['rule', 'host', 'severity', 'state'],
-  description: 'Alerts of the exported hosts that are pending, firing or stale in the alert state bucket (rezolus_alert_state, written by rezolus alert): 1 per alert, labelled with its rule, host, severity and state, then the labels of the alert\'s series and the rule\'s labels (names made valid Prometheus label names; on a clash the first of these wins). Resolved and inactive alerts are not served, as in Prometheus ALERTS. The family is served, even empty, only while the exporter follows the bucket.',
+  description: 'Alerts of the exported hosts that are pending, firing or stale in the alert state bucket (rezolus_alert_state, written by rezolus alert): 1 per alert, labelled with its rule, host, severity and state, then the labels of the alert\'s series and the rule\'s labels (names made valid Prometheus label names; on a clash the first of these wins). Resolved and inactive alerts are not served, as in Prometheus ALERTS.',
 }, { ownHostLabel: true });
 
 export const EXPORTER_METRICS: readonly MetricDecl[] = [
