@@ -7,6 +7,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { alertStateBucket } from '../../src/alert/bus.js';
 import { alertKey, seriesId, type AlertRecord } from '../../src/alert/contract.js';
 import { connectBus } from '../../src/bus/connect.js';
+import { agentInboxPrefix } from '../../src/bus/subjects.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { alertLabels, labelName } from '../../src/exporter/alerts.js';
 import { runExporter, type RunningExporter } from '../../src/exporter/main.js';
@@ -278,7 +279,7 @@ test.serial('two alerts whose labels come out alike once names are made valid ar
   await served(t, e, []);
 });
 
-test.serial('a NATS user that may not read the bucket: one warning, no family, the exporter serves on', async (t) => {
+test.serial('a NATS user that may not read the bucket (an agent\'s): one warning, no alerts, the exporter serves on', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-alerts-auth-'));
   const auth = await startAuthNats(dir, ['web-01']);
   const { log, lines } = capturingLogger();
@@ -287,7 +288,8 @@ test.serial('a NATS user that may not read the bucket: one warning, no family, t
     await auth.provision();
     await alertStateBucket(auth.admin, 1, undefined);
     const config = loadExporterConfig(undefined, { natsUrl: auth.server.url, listen: { host: '127.0.0.1', port: 0 }, hosts: '*', intervalMs: 1000 });
-    e = await runExporter({ ...config, nats: auth.user('rezolus-exporter') }, log);
+    // an agent's user, which never reads alerts (whatever rights rezolus-exporter has)
+    e = await runExporter({ ...config, nats: auth.user('agent-web-01', { inboxPrefix: agentInboxPrefix('web-01') }) }, log);
     const refused = (): number => lines.filter((l) => l.level === 40 && /may not follow the alert state bucket/.test(l.msg)).length;
     t.true(await until(() => refused() > 0, WAIT_MS), JSON.stringify(lines.map((l) => l.msg)));
     t.is(refused(), 1);
