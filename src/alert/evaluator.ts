@@ -42,6 +42,8 @@ export class AlertEvaluator {
   readonly #byMetric = new Map<string, AlertRule[]>();
   readonly #plans = new Map<string, Plan[]>();
   readonly #inputs = new Map<string, AlertInput>();
+  /** inputs fed since takeDirty() was last called */
+  #dirty = new Set<AlertInput>();
   readonly stats: EvaluatorStats = { frames: 0, unused: 0 };
 
   constructor(readonly rules: readonly AlertRule[]) {
@@ -69,18 +71,21 @@ export class AlertEvaluator {
         const input = this.#input(plan.rule, frame.host, g.series);
         input.heardAt = now;
         input.window.push(t, value, frame.instance, cumulative);
+        this.#dirty.add(input);
       }
     }
   }
 
   /** Every alert's observation at `now`. */
   *observe(now: number): Generator<[AlertInput, Observation]> {
-    for (const input of this.#inputs.values()) {
-      const r = input.rule;
-      const missing = now - input.heardAt >= r.missingAfterMs;
-      const value = r.reduce.kind === 'age' ? now - input.heardAt : input.window.value(r.reduce);
-      yield [input, { value, missing }];
-    }
+    for (const input of this.#inputs.values()) yield [input, observation(input, now)];
+  }
+
+  /** The inputs fed since the last call (to judge at once, not at the next tick). */
+  takeDirty(): AlertInput[] {
+    const dirty = [...this.#dirty];
+    this.#dirty = new Set();
+    return dirty;
   }
 
   /** An alert's input by key (undefined when no frame fed it yet). */
@@ -104,6 +109,7 @@ export class AlertEvaluator {
     for (const [key, input] of this.#inputs) {
       if (now - input.heardAt > Math.max(quietMs, input.rule.missingAfterMs + input.rule.windowMs) && !keep(key)) {
         this.#inputs.delete(key);
+        this.#dirty.delete(input);
         dropped.push(key);
       }
     }
@@ -154,6 +160,14 @@ export class AlertEvaluator {
     this.#plans.set(frame.descriptorHash, plans);
     return plans;
   }
+}
+
+/** One alert's observation at `now`. */
+export function observation(input: AlertInput, now: number): Observation {
+  const r = input.rule;
+  const missing = now - input.heardAt >= r.missingAfterMs;
+  const value = r.reduce.kind === 'age' ? now - input.heardAt : input.window.value(r.reduce);
+  return { value, missing };
 }
 
 /** The sum of the values at `indexes` (numbers, or histograms bucket-wise); undefined when a value is not of the kind. */

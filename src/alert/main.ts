@@ -20,7 +20,7 @@ import { LiveSource } from '../sources/live.js';
 import { AlertmanagerForwarder } from './alertmanager.js';
 import { alertStateBucket, ensureAlertStream } from './bus.js';
 import { IncidentCapture } from './capture.js';
-import { AlertEvaluator } from './evaluator.js';
+import { AlertEvaluator, observation, type AlertInput } from './evaluator.js';
 import { decide } from './machine.js';
 import { AlertStateWatch } from './state-watch.js';
 import { Transitions, type TransitionStats } from './transitions.js';
@@ -63,6 +63,9 @@ function checkCaptureDir(dir: string): void {
 /** How often windows and records that went quiet are dropped, and after how long. */
 const FORGET_EVERY_MS = 60_000;
 const FORGET_AFTER_MS = 3_600_000;
+
+/** Frames that arrive within this of each other are judged together. */
+const QUICK_MS = 20;
 
 const isActive = (state: string | undefined): boolean => state === 'pending' || state === 'firing' || state === 'stale';
 
@@ -111,23 +114,47 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     const lastTrue = new Map<string, number>();
     let lastForget = started;
     const inflight = new Set<string>();
+    const dueTimers = new Set<NodeJS.Timeout>();
+    let stopped = false;
+    /** Decides one alert and starts its write when it transitions. */
+    const judge = (input: AlertInput, now: number): Promise<unknown> | undefined => {
+      const key = input.key;
+      if (inflight.has(key)) return undefined;
+      const rule = input.rule;
+      const seen = w.get(key)?.record;
+      const cur = seen?.rule === rule.name ? seen : undefined;
+      const t = decide(rule, key, cur, cur?.at, observation(input, now), now, lastTrue, started);
+      if (t === undefined) return undefined;
+      const newEpisode = t.activeAt !== cur?.activeAt;
+      const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
+      const planned = t.state === 'firing' && (cur?.state !== 'stale' || newEpisode) && capture !== undefined ? capture.plan(rule, input.host, t.activeAt, now) : undefined;
+      const keep = newEpisode ? unfinished : cur?.capture;
+      const record = transitions.record(input, t, now, planned ?? keep);
+      inflight.add(key);
+      if (t.state === 'pending' && !stopped) {
+        // fire on time, not at the next frame or tick after `for`
+        const timer = setTimeout(() => {
+          dueTimers.delete(timer);
+          if (!stopped) void judge(input, Date.now());
+        }, Math.max(0, t.activeAt + rule.forMs - now) + 5);
+        dueTimers.add(timer);
+      }
+      return transitions.apply(key, rule, record).finally(() => inflight.delete(key));
+    };
+    /** The alerts fed by frames since the last look, at once (a frame that crosses a threshold is judged when it arrives). */
+    let quickDue = false;
+    const quick = (): void => {
+      quickDue = false;
+      if (stopped) return;
+      const now = Date.now();
+      for (const input of evaluator.takeDirty()) void judge(input, now);
+    };
     const evaluate = async (now: number): Promise<void> => {
       const writes: Promise<unknown>[] = [];
-      for (const [input, obs] of evaluator.observe(now)) {
-        const key = input.key;
-        if (inflight.has(key)) continue;
-        const rule = input.rule;
-        const seen = w.get(key)?.record;
-        const cur = seen?.rule === rule.name ? seen : undefined;
-        const t = decide(rule, key, cur, cur?.at, obs, now, lastTrue, started);
-        if (t === undefined) continue;
-        const newEpisode = t.activeAt !== cur?.activeAt;
-        const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
-        const planned = t.state === 'firing' && (cur?.state !== 'stale' || newEpisode) && capture !== undefined ? capture.plan(rule, input.host, t.activeAt, now) : undefined;
-        const keep = newEpisode ? unfinished : cur?.capture;
-        const record = transitions.record(input, t, now, planned ?? keep);
-        inflight.add(key);
-        writes.push(transitions.apply(key, rule, record).finally(() => inflight.delete(key)));
+      evaluator.takeDirty();
+      for (const [input] of evaluator.observe(now)) {
+        const write = judge(input, now);
+        if (write !== undefined) writes.push(write);
       }
       await Promise.all(writes);
       await transitions.sweep(now, (name) => rules.get(name));
@@ -141,9 +168,14 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
 
     source = new LiveSource({ bus: link, hosts: config.hosts, waitForBucket: true }, log);
     const src = source;
-    void src.start((frame) => evaluator.ingest(frame, Date.now())).catch((error: unknown) => log.error({ err: error }, 'the frame source failed'));
+    void src.start((frame) => {
+      evaluator.ingest(frame, Date.now());
+      if (!quickDue) {
+        quickDue = true;
+        setTimeout(quick, QUICK_MS);
+      }
+    }).catch((error: unknown) => log.error({ err: error }, 'the frame source failed'));
 
-    let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     let running: Promise<void> = Promise.resolve();
     const schedule = (): void => {
@@ -167,6 +199,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       async stop() {
         stopped = true;
         clearTimeout(timer);
+        for (const t of dueTimers) clearTimeout(t);
         src.stop();
         await running;
         await capture?.idle();

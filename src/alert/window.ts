@@ -47,6 +47,8 @@ export class SampleWindow {
   readonly v: SampleValue[] = [];
   /** the agent run the samples come from */
   instance: number | undefined;
+  /** the last value() and the reduction it was for, until the next sample */
+  #cached: { readonly reduce: Reduce; readonly value: WindowValue } | undefined;
 
   constructor(private readonly windowMs: number) {}
 
@@ -56,6 +58,7 @@ export class SampleWindow {
     if (instance !== this.instance) this.clear(instance);
     else if (n > 0 && tMs <= (this.t[n - 1] as number)) return;
     else if (n > 0 && cumulative && wentDown(this.v[n - 1] as SampleValue, value)) this.clear(instance);
+    this.#cached = undefined;
     this.t.push(tMs);
     this.v.push(value);
     // keep one sample at or before the window's start: the base
@@ -72,10 +75,18 @@ export class SampleWindow {
     this.t.length = 0;
     this.v.length = 0;
     this.instance = instance;
+    this.#cached = undefined;
   }
 
-  /** The window's value under a reduction (`age` is the caller's). */
+  /** The window's value under a reduction (`age` is the caller's); computed once per sample. */
   value(reduce: Reduce): WindowValue {
+    if (this.#cached?.reduce === reduce) return this.#cached.value;
+    const value = this.#compute(reduce);
+    this.#cached = { reduce, value };
+    return value;
+  }
+
+  #compute(reduce: Reduce): WindowValue {
     const n = this.t.length;
     if (n === 0) return undefined;
     const lastT = this.t[n - 1] as number;
