@@ -19,7 +19,10 @@
  * (nats-server 2.9 does not pass a message that arrived through a service
  * import on to a stream import), and from the stream's account (frames its
  * admin publishes). Hindsight exports the control subject it answers to the
- * stream's account, whose admin triggers dumps. Pure: users in, accounts out.
+ * stream's account, whose admin triggers dumps. A user that watches a
+ * bucket (the alert evaluator, the exporter) imports `_INBOX.>` from the
+ * stream's account as a stream: a push consumer delivers there, on the
+ * inbox its client chose. Pure: users in, accounts out.
  */
 import { ConfigError } from '../errors.js';
 import type { AuthUser } from './nats-permissions.js';
@@ -122,6 +125,11 @@ export function accountLayout(users: readonly AuthUser[], home: string): Account
           add(name, { kind: 'stream', account: other.name, subject: published });
         }
       }
+      grant(streams, home, subject, name);
+      add(name, { kind: 'stream', account: home, subject });
+    }
+    // push-consumer deliveries (a KV watch) land in the stream's account, on the subjects given
+    for (const subject of p.pushed ?? []) {
       grant(streams, home, subject, name);
       add(name, { kind: 'stream', account: home, subject });
     }

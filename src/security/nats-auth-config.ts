@@ -14,10 +14,11 @@ function list(items: readonly string[], indent: string): string {
 
 const ROLE_NOTE: Record<Role, string> = {
   agent: 'publishes only its own frames and status; reads only its own replies',
-  exporter: 'reads frames, the stream and the buckets',
+  exporter: 'reads frames, the stream and the buckets; follows the alert state bucket',
   recorder: 'reads frames, the stream and the buckets',
   hindsight: 'reads like the recorder; answers dump requests on the control subject',
-  admin: 'every right in the stream\'s account: creates the stream and the buckets, triggers dumps',
+  alert: 'reads frames, replays incident windows; publishes alert events, writes and watches the alert state bucket; creates neither',
+  admin: 'every right in the stream\'s account: creates the stream, the buckets and the alert stream and bucket, triggers dumps',
 };
 
 function userBlock(u: AuthUser): string {

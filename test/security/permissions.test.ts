@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { ConfigError } from '../../src/errors.js';
 import { runNatsAuth, hostList } from '../../src/security/nats-auth-command.js';
 import { natsAuthConfig } from '../../src/security/nats-auth-config.js';
-import { agentPermissions, authUsers, consumerPermissions, type Credential } from '../../src/security/nats-permissions.js';
+import { agentPermissions, alertPermissions, authUsers, consumerPermissions, type Credential } from '../../src/security/nats-permissions.js';
 
 const TMP = mkdtempSync(join(tmpdir(), 'rezolus-nats-auth-test-'));
 test.after.always(() => rmSync(TMP, { recursive: true, force: true }));
@@ -25,9 +25,11 @@ test('an agent may publish only its own host subjects, its own status and descri
   t.deepEqual(p.publish.filter((s) => s.startsWith('$KV.')).sort(), ['$KV.rezolus_descriptors.web01_example_com.*', '$KV.rezolus_status.web01_example_com']);
 });
 
-test('each consumer gets only the consumer rights it uses: none for the exporter, ordered for hindsight, durable and acks for the recorder', (t) => {
+test('each consumer gets only the consumer rights it uses: none of the stream for the exporter, ordered for hindsight, durable and acks for the recorder', (t) => {
   const rights = (role: 'exporter' | 'recorder' | 'hindsight'): string[] => consumerPermissions(role, 'REZOLUS').publish.filter((s) => /CONSUMER|\$JS\.ACK|\$JS\.FC/.test(s));
-  t.deepEqual(rights('exporter'), []);
+  // the exporter's only consumer is its watch of the alert state bucket
+  t.deepEqual(rights('exporter'), ['$JS.API.CONSUMER.CREATE.KV_rezolus_alert_state.>', '$JS.API.CONSUMER.DELETE.KV_rezolus_alert_state.>', '$JS.FC.KV_rezolus_alert_state.>']);
+  for (const role of ['recorder', 'hindsight'] as const) t.false(rights(role).some((s) => s.includes('alert')), role);
   t.true(rights('hindsight').includes('$JS.API.CONSUMER.MSG.NEXT.REZOLUS.>'));
   t.false(rights('hindsight').some((s) => s.includes('DURABLE') || s.startsWith('$JS.ACK')));
   t.true(rights('recorder').includes('$JS.API.CONSUMER.DURABLE.CREATE.REZOLUS.>'));
@@ -48,15 +50,68 @@ test('consumers read but publish no frames; only hindsight answers on the contro
   t.false(consumerPermissions('exporter', 'REZOLUS').subscribe.includes('rezolus.control.hindsight.dump'));
 });
 
-test('the config has one user per host, the consumers and the admin, with quoted subjects', (t) => {
+test('the exporter follows the alert state bucket read only; the other consumers do not see it', (t) => {
+  const p = consumerPermissions('exporter', 'REZOLUS');
+  t.true(p.publish.includes('$JS.API.STREAM.INFO.KV_rezolus_alert_state'));
+  // a watch: no gets, no writes, no events
+  t.deepEqual(p.publish.filter((s) => s.includes('alert')), ['$JS.API.STREAM.INFO.KV_rezolus_alert_state', '$JS.API.CONSUMER.CREATE.KV_rezolus_alert_state.>', '$JS.API.CONSUMER.DELETE.KV_rezolus_alert_state.>', '$JS.FC.KV_rezolus_alert_state.>']);
+  // the watch's deliveries come on _INBOX.<nuid>.<n> in the stream's account
+  t.deepEqual(p.pushed, ['_INBOX.>']);
+  t.is(consumerPermissions('recorder', 'REZOLUS').pushed, undefined);
+  t.is(consumerPermissions('hindsight', 'REZOLUS').pushed, undefined);
+});
+
+test('the alert evaluator: exactly the subjects a tracing server saw it use (test/security/trace-subjects.ts), widened to every host, rule and key', (t) => {
+  const p = alertPermissions('REZOLUS');
+  t.deepEqual(p.publish, [
+    '$JS.API.INFO',
+    '$JS.API.STREAM.INFO.REZOLUS',
+    // incident captures: ordered consumers of the frames stream
+    '$JS.API.CONSUMER.CREATE.REZOLUS.>',
+    '$JS.API.CONSUMER.INFO.REZOLUS.>',
+    '$JS.API.CONSUMER.DELETE.REZOLUS.>',
+    '$JS.API.CONSUMER.MSG.NEXT.REZOLUS.>',
+    // descriptors, read as every consumer reads them
+    '$JS.API.STREAM.INFO.KV_rezolus_descriptors',
+    '$JS.API.STREAM.MSG.GET.KV_rezolus_descriptors',
+    '$JS.API.DIRECT.GET.KV_rezolus_descriptors',
+    '$JS.API.DIRECT.GET.KV_rezolus_descriptors.>',
+    // events
+    '$JS.API.STREAM.INFO.REZOLUS_ALERTS',
+    'rezolus.alerts.>',
+    // its state: the watch, a record read back, compare-and-set writes
+    '$JS.API.STREAM.INFO.KV_rezolus_alert_state',
+    '$JS.API.CONSUMER.CREATE.KV_rezolus_alert_state.>',
+    '$JS.API.CONSUMER.DELETE.KV_rezolus_alert_state.>',
+    '$JS.FC.KV_rezolus_alert_state.>',
+    '$JS.API.DIRECT.GET.KV_rezolus_alert_state.$KV.rezolus_alert_state.>',
+    '$KV.rezolus_alert_state.>',
+  ]);
+  t.deepEqual(p.subscribe, ['rezolus.metrics.>', '_INBOX.>']);
+  t.deepEqual(p.pushed, ['_INBOX.>']);
+  t.is(p.serves, undefined);
+});
+
+test('the alert evaluator publishes no frames, writes neither the descriptors nor the status, creates and changes no stream', (t) => {
+  const p = alertPermissions('REZOLUS');
+  t.false(p.publish.some((s) => s.startsWith('rezolus.metrics') || s === 'rezolus.>' || s === '>'));
+  t.false(p.publish.some((s) => s.startsWith('$KV.rezolus_descriptors') || s.startsWith('$KV.rezolus_status') || s === '$KV.>'));
+  t.false(p.publish.some((s) => /STREAM\.(CREATE|UPDATE|DELETE|PURGE)|\$JS\.API\.>|DURABLE|\$JS\.ACK/.test(s)));
+  t.false(p.publish.includes('rezolus.control.hindsight.dump'));
+  // consumers only of the frames stream (captures) and of its own bucket (the watch)
+  const streams = new Set(p.publish.filter((s) => s.startsWith('$JS.API.CONSUMER.')).map((s) => s.replace(/^\$JS\.API\.CONSUMER\.(MSG\.NEXT|[A-Z]+)\./, '').split('.')[0]));
+  t.deepEqual([...streams], ['REZOLUS', 'KV_rezolus_alert_state']);
+});
+
+test('the config has one user per host, the consumers, the alert evaluator and the admin, with quoted subjects', (t) => {
   const text = natsAuthConfig(authUsers(['web-1', 'web-2'], 'REZOLUS', fixed), { account: 'REZOLUS', stream: 'REZOLUS' });
   t.regex(text, /accounts \{\n {2}"REZOLUS" \{\n {4}jetstream: enabled/);
   // every user but the admin alone in an account of its own, without JetStream
-  for (const a of ['REZOLUS_HOST_web-1', 'REZOLUS_HOST_web-2', 'REZOLUS_EXPORTER', 'REZOLUS_RECORDER', 'REZOLUS_HINDSIGHT']) {
+  for (const a of ['REZOLUS_HOST_web-1', 'REZOLUS_HOST_web-2', 'REZOLUS_EXPORTER', 'REZOLUS_RECORDER', 'REZOLUS_HINDSIGHT', 'REZOLUS_ALERT']) {
     t.regex(text, new RegExp(`\\n {2}"${a}" \\{\\n {4}users: \\[`), a);
   }
   t.is((text.match(/jetstream: enabled/g) ?? []).length, 1);
-  for (const u of ['agent-web-1', 'agent-web-2', 'rezolus-exporter', 'rezolus-recorder', 'rezolus-hindsight']) {
+  for (const u of ['agent-web-1', 'agent-web-2', 'rezolus-exporter', 'rezolus-recorder', 'rezolus-hindsight', 'rezolus-alert']) {
     t.regex(text, new RegExp(`\\{ user: "${u}", password: "pw-${u}", permissions: \\{`));
   }
   t.regex(text, /\{ user: "rezolus-admin", password: "pw-rezolus-admin" \}/, 'the admin has every right');
@@ -110,7 +165,7 @@ test('--nkeys writes one 0600 seed per user and never overwrites one: a second r
 test('passwords are random and differ per user', (t) => {
   const a = runNatsAuth({ hosts: 'web-1,web-2', nkeys: false, stream: 'REZOLUS' }).config;
   const pw = [...a.matchAll(/password: "([^"]+)"/g)].map((m) => m[1]);
-  t.is(pw.length, 6);
-  t.is(new Set(pw).size, 6);
+  t.is(pw.length, 7);
+  t.is(new Set(pw).size, 7);
   for (const p of pw) t.true((p ?? '').length >= 24);
 });
