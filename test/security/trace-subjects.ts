@@ -44,6 +44,8 @@ const port = await freePort();
 const logFile = join(dir, 'trace.log');
 writeFileSync(join(dir, 'server.conf'), `listen: 127.0.0.1:${port}\njetstream { store_dir: ${JSON.stringify(join(dir, 'js'))} }\ntrace: true\nmax_traced_msg_len: 1\nlogfile: ${JSON.stringify(logFile)}\n`);
 const server = spawn(NATS_SERVER_BIN, ['-c', join(dir, 'server.conf')], { stdio: 'ignore' });
+// a run that fails part way leaves no server behind
+process.once('exit', () => server.kill('SIGKILL'));
 if (!(await until(() => natsAnswers('127.0.0.1', port), 10_000))) throw new Error('nats-server did not start');
 const url = `nats://127.0.0.1:${port}`;
 
