@@ -16,7 +16,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { runRecord } from '../record/main.js';
 import type { BusLink } from '../sources/link.js';
-import type { AlertRecord, CaptureResult } from './contract.js';
+import type { AlertCapture, AlertRecord, CaptureResult } from './contract.js';
 import type { AlertRule } from './rules.js';
 import type { AlertStateWatch } from './state-watch.js';
 import type { Transitions } from './transitions.js';
@@ -57,13 +57,13 @@ export class IncidentCapture {
   ) {}
 
   /** The capture a firing transition asks for, or undefined (the rule captures nothing, or one of this host and rule is recent). */
-  plan(rule: AlertRule, host: string, activeAt: number, firedAt: number): AlertRecord['capture'] {
+  plan(rule: AlertRule, host: string, activeAt: number, firedAt: number): AlertCapture | undefined {
     if (rule.capture === undefined) return undefined;
     for (const [, { record }] of this.watch.records()) {
       if (record.host === host && record.rule === rule.name && record.capture !== undefined && firedAt - record.capture.until < this.o.everyMs) return undefined;
     }
     const since = Math.max(activeAt - rule.capture.beforeMs, firedAt - this.o.maxAgeMs + 5000);
-    return { since, until: firedAt + rule.capture.afterMs, owner: this.transitions.evaluator };
+    return { since, until: firedAt + rule.capture.afterMs, owner: this.transitions.evaluator, activeAt, firedAt };
   }
 
   /** Starts the next capture that is due, if none is running. */
@@ -84,7 +84,7 @@ export class IncidentCapture {
   }
 
   async #run(key: string, record: AlertRecord, revision: number, mine: boolean): Promise<void> {
-    const c = record.capture as NonNullable<AlertRecord['capture']>;
+    const c = record.capture as AlertCapture;
     let rev = revision;
     if (!mine) {
       // take it over: of several evaluators, the one whose compare-and-set wins writes it
@@ -98,15 +98,15 @@ export class IncidentCapture {
         return;
       }
     }
-    const result = await this.#write(record);
-    const done: AlertRecord = { ...record, capture: { ...(record.capture as NonNullable<AlertRecord['capture']>), result } };
+    const result = await this.#write(record, c);
+    const done: AlertRecord = { ...record, capture: { ...c, owner: this.transitions.evaluator, result } };
     try {
       const r = await this.kv.update(key, encoder.encode(JSON.stringify(done)), rev);
       this.watch.note(key, done, r);
     } catch {
-      // the alert moved on meanwhile (resolved): keep the result on the newer record
+      // the alert moved on meanwhile (resolved, or a new episode): keep the result on the newer record
       const now = this.watch.get(key);
-      if (now?.record.capture !== undefined && now.record.activeAt === record.activeAt) {
+      if (now?.record.capture !== undefined && now.record.capture.activeAt === c.activeAt && now.record.capture.result === undefined) {
         const merged: AlertRecord = { ...now.record, capture: { ...now.record.capture, result } };
         try {
           this.watch.note(key, merged, await this.kv.update(key, encoder.encode(JSON.stringify(merged)), now.revision));
@@ -116,15 +116,14 @@ export class IncidentCapture {
       }
     }
     try {
-      await this.transitions.publishCapture(record, result, Date.now());
+      await this.transitions.publishCapture(record, c, result, Date.now());
     } catch (error) {
       this.log.warn({ key, err: error }, 'publishing the capture event failed');
     }
   }
 
-  async #write(record: AlertRecord): Promise<CaptureResult> {
-    const c = record.capture as NonNullable<AlertRecord['capture']>;
-    const file = join(this.o.dir, record.host, `${record.rule}-${stamp(record.firedAt ?? record.activeAt)}.parquet`);
+  async #write(record: AlertRecord, c: AlertCapture): Promise<CaptureResult> {
+    const file = join(this.o.dir, record.host, `${record.rule}-${stamp(c.firedAt)}.parquet`);
     try {
       mkdirSync(join(this.o.dir, record.host), { recursive: true });
       const rec = await runRecord(

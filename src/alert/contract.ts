@@ -56,6 +56,17 @@ export interface CaptureResult {
   readonly error?: string;
 }
 
+export interface AlertCapture {
+  readonly since: number;
+  readonly until: number;
+  /** the evaluator that writes it (another takes it over when it is overdue) */
+  readonly owner: string;
+  /** the episode it captures */
+  readonly activeAt: number;
+  readonly firedAt: number;
+  readonly result?: CaptureResult | undefined;
+}
+
 /** The KV value of one alert (JSON). */
 export interface AlertRecord {
   readonly v: 1;
@@ -89,8 +100,12 @@ export interface AlertRecord {
   readonly at: number;
   /** whether the transition's event was published (false: an evaluator still has to) */
   readonly published: boolean;
-  /** the incident capture after a firing: due until `until`, then its result */
-  readonly capture?: { readonly since: number; readonly until: number; readonly owner: string; readonly result?: CaptureResult } | undefined;
+  /**
+   * The incident capture after a firing: due at `until`, then its result. It
+   * names its own episode (activeAt, firedAt): a record may move on to a new
+   * episode before the capture of the last one is written.
+   */
+  readonly capture?: AlertCapture | undefined;
 }
 
 /** Common fields of every event. */
@@ -143,8 +158,8 @@ export function transitionMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' 
   return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.${r.seq}.${r.state}`;
 }
 
-export function captureMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series' | 'activeAt'>): string {
-  return `${r.host}.${r.rule}.${seriesId(r.series)}.${r.activeAt}.capture`;
+export function captureMsgId(r: Pick<AlertRecord, 'host' | 'rule' | 'series'>, c: Pick<AlertCapture, 'activeAt'>): string {
+  return `${r.host}.${r.rule}.${seriesId(r.series)}.${c.activeAt}.capture`;
 }
 
 const iso = (ms: number | undefined): string | undefined => (ms === undefined ? undefined : new Date(ms).toISOString());
@@ -165,9 +180,10 @@ export function transitionEvent(r: AlertRecord, valueText: string, thresholdText
   };
 }
 
-export function captureEvent(r: AlertRecord, c: CaptureResult, at: number, evaluator: string): CaptureEvent {
+/** The event of a capture's result; the alert fields are the captured episode's. */
+export function captureEvent(r: AlertRecord, episode: Pick<AlertCapture, 'activeAt' | 'firedAt'>, c: CaptureResult, at: number, evaluator: string): CaptureEvent {
   return {
-    ...base(r), at: new Date(at).toISOString(), evaluator, kind: 'capture', firedAt: iso(r.firedAt),
+    ...base(r), activeAt: new Date(episode.activeAt).toISOString(), at: new Date(at).toISOString(), evaluator, kind: 'capture', firedAt: iso(episode.firedAt),
     since: new Date(c.since).toISOString(), until: new Date(c.until).toISOString(),
     ...(c.file === undefined ? {} : { file: c.file, rows: c.rows, bytes: c.bytes }),
     ...(c.error === undefined ? {} : { error: c.error }),

@@ -128,8 +128,9 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       const newEpisode = t.activeAt !== cur?.activeAt;
       const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
       const planned = t.state === 'firing' && (cur?.state !== 'stale' || newEpisode) && capture !== undefined ? capture.plan(rule, input.host, t.activeAt, now) : undefined;
+      // a capture not written yet stays (it names its own episode); a new one does not replace it
       const keep = newEpisode ? unfinished : cur?.capture;
-      const record = transitions.record(input, t, now, planned ?? keep);
+      const record = transitions.record(input, t, now, unfinished ?? planned ?? keep);
       inflight.add(key);
       if (t.state === 'pending' && !stopped) {
         // fire on time, not at the next frame or tick after `for`

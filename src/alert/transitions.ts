@@ -17,6 +17,7 @@ import {
   parseRecord,
   transitionEvent,
   transitionMsgId,
+  type AlertCapture,
   type AlertRecord,
   type CaptureResult,
 } from './contract.js';
@@ -103,13 +104,7 @@ export class Transitions {
     try {
       const event = transitionEvent(record, formatValue(record.value, rule.dimension, rule.unit), rule.thresholdText);
       await this.#send(alertSubject(record.host, record.rule), event, transitionMsgId(record));
-      const done: AlertRecord = { ...record, published: true };
-      try {
-        const rev = await this.kv.update(key, encoder.encode(JSON.stringify(done)), revision);
-        this.watch.note(key, done, rev);
-      } catch {
-        await this.#reread(key); // another evaluator moved it on, or marked it first
-      }
+      await this.#markPublished(key, record, revision);
     } catch (error) {
       this.stats.failures++;
       this.log.warn({ key, err: error }, 'publishing an alert event failed; it is tried again');
@@ -118,9 +113,34 @@ export class Transitions {
     }
   }
 
+  /**
+   * Marks the record's transition published. When the record changed
+   * meanwhile without a new transition (a capture result stored beside it),
+   * the mark is made on the newer revision; a new transition, or a record
+   * another evaluator marked, is left as it is.
+   */
+  async #markPublished(key: string, record: AlertRecord, revision: number): Promise<void> {
+    let rec = record;
+    let rev = revision;
+    for (let tries = 0; tries < 3; tries++) {
+      const done: AlertRecord = { ...rec, published: true };
+      try {
+        this.watch.note(key, done, await this.kv.update(key, encoder.encode(JSON.stringify(done)), rev));
+        return;
+      } catch {
+        await this.#reread(key);
+        const now = this.watch.get(key);
+        const same = now !== undefined && now.record.activeAt === record.activeAt && now.record.seq === record.seq && now.record.state === record.state;
+        if (!same || now.record.published) return;
+        rec = now.record;
+        rev = now.revision;
+      }
+    }
+  }
+
   /** Publishes the capture's event. */
-  async publishCapture(record: AlertRecord, result: CaptureResult, now: number): Promise<void> {
-    await this.#send(alertSubject(record.host, record.rule), captureEvent(record, result, now, this.evaluator), captureMsgId(record));
+  async publishCapture(record: AlertRecord, episode: AlertCapture, result: CaptureResult, now: number): Promise<void> {
+    await this.#send(alertSubject(record.host, record.rule), captureEvent(record, episode, result, now, this.evaluator), captureMsgId(record, episode));
   }
 
   /** Publishes the records whose writer has not after the grace time. */

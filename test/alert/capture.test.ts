@@ -19,7 +19,7 @@ import { Duck } from '../helpers/duckdb.js';
 import { startTestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
 
-function rulesFile(dir: string, captureDir: string, every: string): string {
+function rulesFile(dir: string, captureDir: string, every: string, after = '1s'): string {
   const path = join(dir, 'alerts.toml');
   writeFileSync(
     path,
@@ -27,19 +27,19 @@ function rulesFile(dir: string, captureDir: string, every: string): string {
       '[general]', 'every = "200ms"',
       '[capture]', `dir = ${JSON.stringify(captureDir)}`, `every = "${every}"`, 'interval = "200ms"',
       '[[rule]]', 'name = "memory_low"', 'metric = "memory_available"', 'reduce = "last"', 'window = "1s"',
-      'op = "<"', 'threshold = "100MiB"', 'for = "0s"', 'keep_firing_for = "0s"', 'capture = { before = "2s", after = "1s" }',
+      'op = "<"', 'threshold = "100MiB"', 'for = "0s"', 'keep_firing_for = "0s"', `capture = { before = "2s", after = "${after}" }`,
     ].join('\n'),
   );
   return path;
 }
 
-async function setup(t: import('ava').ExecutionContext, every: string, captureDir?: string) {
+async function setup(t: import('ava').ExecutionContext, every: string, captureDir?: string, after?: string) {
   const server = await startTestNats();
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-capture-'));
   const nc = await connect({ servers: server.url });
   const host = new MemoryHost(nc, 'db-1');
   await prepareBus(nc, 'db-1', silentLogger());
-  const config = loadAlertsConfig(rulesFile(dir, captureDir ?? join(dir, 'incidents'), every), metricCatalog(), { natsUrl: server.url });
+  const config = loadAlertsConfig(rulesFile(dir, captureDir ?? join(dir, 'incidents'), every, after), metricCatalog(), { natsUrl: server.url });
   host.start();
   const alert = await runAlert(config, silentLogger());
   t.teardown(async () => {
@@ -92,4 +92,27 @@ test('a capture that cannot be written is an event with the reason', async (t) =
   const capture = (await readAlertEvents(nc)).find((e): e is CaptureEvent => e.kind === 'capture');
   t.is(capture?.file, undefined);
   t.regex(capture?.error ?? '', /ENOTDIR|EEXIST|not a directory/i);
+});
+
+test('a capture not yet written when the alert fires again names the episode it captures', async (t) => {
+  const { nc, host } = await setup(t, '0s', undefined, '4s');
+  const states = async (): Promise<TransitionEvent[]> => (await readAlertEvents(nc)).filter((e): e is TransitionEvent => e.kind === 'transition');
+  host.value = 50 * MiB;
+  t.true(await until(async () => (await states()).some((e) => e.state === 'firing'), 30_000));
+  host.value = 1024 * MiB;
+  t.true(await until(async () => (await states()).some((e) => e.state === 'resolved'), 30_000));
+  host.value = 50 * MiB;
+  t.true(await until(async () => (await states()).filter((e) => e.state === 'firing').length === 2, 30_000));
+  host.value = 1024 * MiB;
+  t.true(await until(async () => (await kinds(nc)).includes('capture'), 30_000), (await kinds(nc)).join());
+  await new Promise((r) => setTimeout(r, 5000)); // the second episode's capture would be due by now: there must be none
+  const events = await readAlertEvents(nc);
+  const [first, second] = events.filter((e): e is TransitionEvent => e.kind === 'transition' && e.state === 'firing');
+  const captures = events.filter((e): e is CaptureEvent => e.kind === 'capture');
+  t.is(captures.length, 1, 'the second firing came while the first capture was due: it captures nothing of its own');
+  t.is(captures[0]?.activeAt, first?.activeAt, 'the capture names the episode it captured');
+  t.is(captures[0]?.firedAt, first?.firedAt);
+  t.not(first?.activeAt, second?.activeAt);
+  const stamp = (first?.firedAt ?? '').replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  t.true(captures[0]?.file?.endsWith(`memory_low-${stamp}.parquet`), `${captures[0]?.file} vs ${stamp}`);
 });

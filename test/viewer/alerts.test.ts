@@ -99,8 +99,9 @@ test.serial('the live API: the window read at start, new events followed, by hos
     for (const r of [pending, firing, betaFiring, perSeries]) await publishTransition(nc, r);
     // the same transition again (a second evaluator): the server stores it once
     await publishTransition(nc, firing);
-    const capture = captureEvent(firing, { file: 'incidents/alpha/runqueue_p99-x.parquet', since: now - 80_000, until: now - 10_000, rows: 350, bytes: 40_000 }, now - 10_000, 'test');
-    await jetstream(nc).publish(alertSubject('alpha', 'runqueue_p99'), JSON.stringify(capture), { msgID: captureMsgId(firing) });
+    const episode = { activeAt: firing.activeAt, firedAt: firing.firedAt ?? firing.at };
+    const capture = captureEvent(firing, episode, { file: 'incidents/alpha/runqueue_p99-x.parquet', since: now - 80_000, until: now - 10_000, rows: 350, bytes: 40_000 }, now - 10_000, 'test');
+    await jetstream(nc).publish(alertSubject('alpha', 'runqueue_p99'), JSON.stringify(capture), { msgID: captureMsgId(firing, episode) });
     // junk, each of which a hostile or broken publisher could send
     const good = transitionEvent(record({ host: 'alpha', rule: 'junk', state: 'firing', at: now - 5000 }), '1', '0');
     const junk: [string, string | Uint8Array][] = [
