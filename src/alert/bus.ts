@@ -7,7 +7,8 @@ import type { KV } from '@nats-io/kv';
 import { Kvm } from '@nats-io/kv';
 import { nanos, type NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
-import { isStreamNotFound } from '../bus/api-errors.js';
+import { isStreamNotFound, permissionViolation } from '../bus/api-errors.js';
+import { NatsPermissionError } from '../errors.js';
 import { ensureBucket } from '../bus/kv.js';
 import { ALERT_STATE_BUCKET, ALERTS_PREFIX, ALERTS_STREAM } from './contract.js';
 
@@ -37,24 +38,47 @@ export function alertStreamConfig(o: AlertStreamOptions): Partial<StreamConfig> 
   };
 }
 
-/** Creates the events stream, or brings an existing one's limits to the options. */
+const ADMIN_HINT = 'create it once with the admin user (one rezolus alert run with its credentials and the same alerts.toml; see rezolus nats-auth)';
+
+/**
+ * Creates the events stream, or brings an existing one's limits to the
+ * options. A user that may not create it (the rezolus-alert user of
+ * nats-auth: the admin makes it) is told so in one line; one that may not
+ * change its limits goes on with the stream as it is.
+ */
 export async function ensureAlertStream(nc: NatsConnection, o: AlertStreamOptions, log: Logger): Promise<StreamInfo> {
   const jsm = await jetstreamManager(nc);
   const wanted = alertStreamConfig(o);
+  let info: StreamInfo | undefined;
   try {
-    const info = await jsm.streams.info(ALERTS_STREAM);
+    info = await jsm.streams.info(ALERTS_STREAM);
+  } catch (error) {
+    if (!isStreamNotFound(error)) {
+      const refused = permissionViolation(error);
+      if (refused !== undefined) throw new NatsPermissionError(`this NATS user may not read stream ${ALERTS_STREAM} (${refused.message})`, { cause: error });
+      throw error;
+    }
+  }
+  if (info !== undefined) {
     const c = info.config;
     if (c.max_age === wanted.max_age && c.max_bytes === wanted.max_bytes && c.num_replicas === wanted.num_replicas) return info;
-    log.info({ stream: ALERTS_STREAM }, 'updating the alert stream limits');
-    return await jsm.streams.update(ALERTS_STREAM, { ...c, max_age: wanted.max_age as number, max_bytes: wanted.max_bytes as number, num_replicas: wanted.num_replicas as number });
-  } catch (error) {
-    if (!isStreamNotFound(error)) throw error;
+    try {
+      const updated = await jsm.streams.update(ALERTS_STREAM, { ...c, max_age: wanted.max_age as number, max_bytes: wanted.max_bytes as number, num_replicas: wanted.num_replicas as number });
+      log.info({ stream: ALERTS_STREAM }, 'updated the alert stream limits');
+      return updated;
+    } catch (error) {
+      if (permissionViolation(error) === undefined) throw error;
+      log.warn({ stream: ALERTS_STREAM, max_age_ns: c.max_age, max_bytes: c.max_bytes, replicas: c.num_replicas }, `stream ${ALERTS_STREAM} has other limits than [general] events_max_age, events_max_bytes or replicas, and this NATS user may not change them: going on with the stream as it is`);
+      return info;
+    }
   }
   try {
-    const info = await jsm.streams.add(wanted);
+    const created = await jsm.streams.add(wanted);
     log.info({ stream: ALERTS_STREAM, max_age_ms: o.maxAgeMs }, 'created the alert stream');
-    return info;
+    return created;
   } catch (error) {
+    const refused = permissionViolation(error);
+    if (refused !== undefined) throw new NatsPermissionError(`stream ${ALERTS_STREAM} does not exist and this NATS user may not create it (${refused.message}): ${ADMIN_HINT}`, { cause: error });
     // another evaluator made it meanwhile
     try {
       return await jsm.streams.info(ALERTS_STREAM);
@@ -66,7 +90,13 @@ export async function ensureAlertStream(nc: NatsConnection, o: AlertStreamOption
 
 /** Opens the state bucket, creating it when missing (keys never expire: a firing alert may last). */
 export async function alertStateBucket(nc: NatsConnection, replicas: number, log: Logger | undefined): Promise<KV> {
-  return ensureBucket(nc, ALERT_STATE_BUCKET, { ttlMs: 0, replicas }, log);
+  try {
+    return await ensureBucket(nc, ALERT_STATE_BUCKET, { ttlMs: 0, replicas }, log);
+  } catch (error) {
+    const refused = permissionViolation(error);
+    if (refused !== undefined) throw new NatsPermissionError(`bucket ${ALERT_STATE_BUCKET} does not exist and this NATS user may not create it (${refused.message}): ${ADMIN_HINT}`, { cause: error });
+    throw error;
+  }
 }
 
 /** Opens the state bucket for reading (the exporter, the forwarder); throws when no evaluator made it yet. */

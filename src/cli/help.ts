@@ -75,9 +75,10 @@ ${ONE_SHOT_SECURITY}
 Prints a nats-server config fragment: one user per host whose agent may
 publish only rezolus.metrics.<host>.> (and its own status and descriptors)
 and read only its own replies (_INBOX_<host>.>), plus the users
-rezolus-exporter, rezolus-recorder and rezolus-hindsight (read only) and
-rezolus-admin (creates the stream and the buckets, asks hindsight for dumps;
-agents may not). The admin shares account REZOLUS (JetStream) with the
+rezolus-exporter, rezolus-recorder and rezolus-hindsight (read only),
+rezolus-alert (alert events and state; may not create them) and
+rezolus-admin (creates the streams and the buckets, asks hindsight for
+dumps; agents may not). The admin shares account REZOLUS (JetStream) with the
 stream; every other user has an account of its own that imports only what
 it uses, so the server's answers to its requests never leave it. Include it
 in the server config; kill -HUP the server reloads it.

@@ -118,10 +118,7 @@ test.serial('rezolus-alert may not create the events stream or the state bucket:
   t.false(await streamExists(`KV_${ALERT_STATE_BUCKET}`), 'no state bucket');
 });
 
-// Expected to fail until src/alert/bus.ts turns the refusal into a NatsPermissionError, as
-// ensureStream does for the frames stream: today the CLI prints the client's RequestError with its
-// stack. Once it says what to do, ava reports this test as passing unexpectedly: make it test.serial.
-test.serial.failing('that refusal says, without a stack trace, that the admin creates them', (t) => {
+test.serial('that refusal says, without a stack trace, that the admin creates them', (t) => {
   t.regex(refusedStart, /^rezolus alert: .*REZOLUS_ALERTS.* may not create it.*admin/m);
   t.notRegex(refusedStart, /\n\s+at /, 'no stack trace');
 });
