@@ -435,7 +435,15 @@ export class AlertmanagerForwarder {
     for (const fp of fps) {
       const e = this.#alerts.get(fp);
       if (e === undefined) continue; // dropped meanwhile
-      const json = JSON.stringify(this.#body(e, now));
+      let json: string;
+      try {
+        json = JSON.stringify(this.#body(e, now));
+      } catch (error) {
+        // one alert that cannot be written (a date out of range) must not hold back the others
+        this.log.warn({ alertmanager: t.url, err: error, labels: e.labels }, 'an alert could not be encoded for Alertmanager; left out');
+        this.#alerts.delete(fp);
+        continue;
+      }
       const size = Buffer.byteLength(json) + 1;
       if (batch.length > 0 && (batch.length >= this.#maxBatch || bytes + size > MAX_BATCH_BYTES)) {
         batches.push(batch);

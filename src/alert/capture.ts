@@ -11,7 +11,7 @@
  * and one runs at a time.
  */
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { runRecord } from '../record/main.js';
@@ -74,7 +74,9 @@ export class IncidentCapture {
       if (c === undefined || c.result !== undefined || now < c.until + SETTLE_MS) continue;
       const mine = c.owner === this.transitions.evaluator;
       if (!mine && now < c.until + TAKEOVER_MS) continue;
-      this.#running = this.#run(key, record, revision, mine).finally(() => (this.#running = undefined));
+      this.#running = this.#run(key, record, revision, mine)
+        .catch((error: unknown) => this.log.error({ key, err: error }, 'incident capture failed'))
+        .finally(() => (this.#running = undefined));
       return;
     }
   }
@@ -124,6 +126,8 @@ export class IncidentCapture {
 
   async #write(record: AlertRecord, c: AlertCapture): Promise<CaptureResult> {
     const file = join(this.o.dir, record.host, `${record.rule}-${stamp(c.firedAt)}.parquet`);
+    // host and rule are tokens (parseRecord); the file must stay in the directory all the same
+    if (!resolve(file).startsWith(resolve(this.o.dir) + sep)) return { since: c.since, until: c.until, error: `refused: ${file} is outside ${this.o.dir}` };
     try {
       mkdirSync(join(this.o.dir, record.host), { recursive: true });
       const rec = await runRecord(

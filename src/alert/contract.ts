@@ -96,6 +96,8 @@ export interface AlertRecord {
   readonly runbook?: string | undefined;
   /** who made the transition */
   readonly evaluator: string;
+  /** the fingerprint of the rule definition the writer judged with (rules.ts) */
+  readonly ruleHash?: string | undefined;
   /** unix ms of the transition */
   readonly at: number;
   /** whether the transition's event was published (false: an evaluator still has to) */
@@ -190,14 +192,56 @@ export function captureEvent(r: AlertRecord, episode: Pick<AlertCapture, 'active
   };
 }
 
-/** Parses a KV value; undefined when it is not a record of this layout (a hand-written or foreign key). */
+/** A host token as subjects carry it: also a path segment of incident files, so nothing else is accepted from a record. */
+const HOST_TOKEN = /^[a-z0-9_-]{1,128}$/;
+const STATES: readonly string[] = ['inactive', 'pending', 'firing', 'resolved', 'stale'];
+/** unix ms that Date can print (toISOString throws beyond ±8.64e15) */
+const isTime = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x) && x >= 0 && x <= 8.64e15;
+const isOptTime = (x: unknown): boolean => x === undefined || isTime(x);
+const isStr = (x: unknown, max = 65_536): x is string => typeof x === 'string' && x.length <= max;
+const isOptStr = (x: unknown): boolean => x === undefined || isStr(x);
+const isStringMap = (x: unknown): boolean =>
+  typeof x === 'object' && x !== null && !Array.isArray(x) && Object.keys(x).length <= 256 && Object.entries(x).every(([k, v]) => k !== '__proto__' && isStr(k, 256) && isStr(v));
+
+function isCapture(c: unknown): boolean {
+  if (c === undefined) return true;
+  if (typeof c !== 'object' || c === null) return false;
+  const x = c as Record<string, unknown>;
+  if (!isTime(x.since) || !isTime(x.until) || !isTime(x.activeAt) || !isTime(x.firedAt) || !isStr(x.owner, 512)) return false;
+  if (x.result === undefined) return true;
+  if (typeof x.result !== 'object' || x.result === null) return false;
+  const r = x.result as Record<string, unknown>;
+  return isTime(r.since) && isTime(r.until) && isOptStr(r.file) && isOptStr(r.error) && (r.rows === undefined || typeof r.rows === 'number') && (r.bytes === undefined || typeof r.bytes === 'number');
+}
+
+/**
+ * Parses a KV value; undefined when it is not a record of this layout (a
+ * hand-written, foreign or hostile key): every field the evaluator, the
+ * forwarder and the exporter use is checked, and host and rule must be
+ * subject tokens, since they name files and subjects.
+ */
 export function parseRecord(data: Uint8Array): AlertRecord | undefined {
+  let r: Record<string, unknown>;
   try {
-    const r = JSON.parse(new TextDecoder().decode(data)) as Partial<AlertRecord>;
-    if (r.v !== 1 || typeof r.rule !== 'string' || typeof r.host !== 'string' || typeof r.state !== 'string' || typeof r.activeAt !== 'number') return undefined;
-    if (typeof r.series !== 'object' || r.series === null) return undefined;
-    return r as AlertRecord;
+    const parsed: unknown = JSON.parse(new TextDecoder().decode(data));
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined;
+    r = parsed as Record<string, unknown>;
   } catch {
     return undefined;
   }
+  const ok =
+    r.v === 1 &&
+    isStr(r.rule) && RULE_NAME.test(r.rule) &&
+    isStr(r.host) && HOST_TOKEN.test(r.host) &&
+    isStringMap(r.series) &&
+    isStr(r.state) && STATES.includes(r.state) &&
+    isStr(r.previous) && STATES.includes(r.previous) &&
+    typeof r.seq === 'number' && Number.isSafeInteger(r.seq) && r.seq >= 0 &&
+    isTime(r.activeAt) && isOptTime(r.firedAt) && isOptTime(r.resolvedAt) && isOptTime(r.staleAt) && isTime(r.at) &&
+    (r.value === null || (typeof r.value === 'number' && Number.isFinite(r.value))) &&
+    typeof r.threshold === 'number' && Number.isFinite(r.threshold) &&
+    isStr(r.unit, 64) && isOptStr(r.valueText) && isOptStr(r.thresholdText) &&
+    isStr(r.severity, 256) && isStringMap(r.labels) && isStr(r.summary) && isOptStr(r.runbook) &&
+    isStr(r.evaluator, 512) && isOptStr(r.ruleHash) && typeof r.published === 'boolean' && isCapture(r.capture);
+  return ok ? (r as unknown as AlertRecord) : undefined;
 }

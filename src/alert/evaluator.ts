@@ -31,11 +31,19 @@ interface Plan {
 
 /** Descriptors planned for, at most (a fleet has few distinct ones; a flood must not grow memory without bound). */
 const MAX_PLANS = 10_000;
+/** Alerts of one rule on one host, at most: a host that sends thousands of series cannot open thousands of alerts. */
+export const MAX_ALERTS_PER_HOST_RULE = 1000;
+/** A frame that ends further ahead of its arrival than this is left out (a clock set wrong would freeze the window). */
+const FUTURE_MS = 60_000;
 
 export interface EvaluatorStats {
   frames: number;
   /** frames of no rule's metric */
   unused: number;
+  /** frames stamped more than a minute after they arrived: left out */
+  future: number;
+  /** series left out because their host and rule had MAX_ALERTS_PER_HOST_RULE alerts already */
+  capped: number;
 }
 
 export class AlertEvaluator {
@@ -44,7 +52,12 @@ export class AlertEvaluator {
   readonly #inputs = new Map<string, AlertInput>();
   /** inputs fed since takeDirty() was last called */
   #dirty = new Set<AlertInput>();
-  readonly stats: EvaluatorStats = { frames: 0, unused: 0 };
+  readonly stats: EvaluatorStats = { frames: 0, unused: 0, future: 0, capped: 0 };
+  /** alerts per `<host>.<rule>` */
+  readonly #perHostRule = new Map<string, number>();
+  /** `<host>.<rule>` that reached the cap and have not been said yet (takeCapped) */
+  #newlyCapped = new Set<string>();
+  readonly #saidCapped = new Set<string>();
 
   constructor(readonly rules: readonly AlertRule[]) {
     for (const r of rules) {
@@ -63,12 +76,17 @@ export class AlertEvaluator {
       return;
     }
     const t = Number(frame.endNs / 1_000_000n);
+    if (t > now + FUTURE_MS) {
+      this.stats.future++;
+      return;
+    }
     for (const plan of plans) {
       const cumulative = plan.rule.kind !== 'gauge';
       for (const g of plan.groups) {
         const value = combine(frame.values, g.indexes, plan.rule.kind === 'histogram');
         if (value === undefined) continue;
         const input = this.#input(plan.rule, frame.host, g.series);
+        if (input === undefined) continue;
         input.heardAt = now;
         input.window.push(t, value, frame.instance, cumulative);
         this.#dirty.add(input);
@@ -96,7 +114,14 @@ export class AlertEvaluator {
   /** Registers an alert known from the state bucket but not fed yet (a restart): its silence then counts from `now`. */
   adopt(rule: AlertRule, host: string, series: SeriesLabels, now: number): void {
     const input = this.#input(rule, host, series);
-    if (input.window.t.length === 0 && input.heardAt === 0) input.heardAt = now;
+    if (input !== undefined && input.window.t.length === 0 && input.heardAt === 0) input.heardAt = now;
+  }
+
+  /** `<host>.<rule>` pairs that reached MAX_ALERTS_PER_HOST_RULE since the last call (each said once). */
+  takeCapped(): string[] {
+    const out = [...this.#newlyCapped];
+    this.#newlyCapped = new Set();
+    return out;
   }
 
   /**
@@ -110,6 +135,10 @@ export class AlertEvaluator {
       if (now - input.heardAt > Math.max(quietMs, input.rule.missingAfterMs + input.rule.windowMs) && !keep(key)) {
         this.#inputs.delete(key);
         this.#dirty.delete(input);
+        const pair = `${input.host}.${input.rule.name}`;
+        const n = (this.#perHostRule.get(pair) ?? 1) - 1;
+        if (n > 0) this.#perHostRule.set(pair, n);
+        else this.#perHostRule.delete(pair);
         dropped.push(key);
       }
     }
@@ -120,10 +149,21 @@ export class AlertEvaluator {
     return this.#inputs.size;
   }
 
-  #input(rule: AlertRule, host: string, series: SeriesLabels): AlertInput {
+  #input(rule: AlertRule, host: string, series: SeriesLabels): AlertInput | undefined {
     const key = alertKey(host, rule.name, seriesId(series));
     let input = this.#inputs.get(key);
     if (input === undefined) {
+      const pair = `${host}.${rule.name}`;
+      const n = this.#perHostRule.get(pair) ?? 0;
+      if (n >= MAX_ALERTS_PER_HOST_RULE) {
+        this.stats.capped++;
+        if (!this.#saidCapped.has(pair)) {
+          this.#saidCapped.add(pair);
+          this.#newlyCapped.add(pair);
+        }
+        return undefined;
+      }
+      this.#perHostRule.set(pair, n + 1);
       input = { key, rule, host, series, window: new SampleWindow(rule.windowMs), heardAt: 0 };
       this.#inputs.set(key, input);
     }

@@ -20,7 +20,7 @@ import { LiveSource } from '../sources/live.js';
 import { AlertmanagerForwarder } from './alertmanager.js';
 import { alertStateBucket, ensureAlertStream } from './bus.js';
 import { IncidentCapture } from './capture.js';
-import { AlertEvaluator, observation, type AlertInput } from './evaluator.js';
+import { AlertEvaluator, MAX_ALERTS_PER_HOST_RULE, observation, type AlertInput } from './evaluator.js';
 import { decide } from './machine.js';
 import { AlertStateWatch } from './state-watch.js';
 import { Transitions, type TransitionStats } from './transitions.js';
@@ -83,7 +83,24 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     watch = new AlertStateWatch(kv, log.child({ component: 'state' }));
     await watch.start();
     const w = watch;
-    const transitions = new Transitions(kv, jetstream(link.nc), w, evaluatorId, log);
+    /** The stream or bucket was lost: make them again, and put back the active alerts this evaluator knew (as the agent puts back its descriptors). */
+    const restore = async (): Promise<void> => {
+      const known = [...w.records()].filter(([, { record }]) => isActive(record.state));
+      await ensureAlertStream(link.nc, { maxAgeMs: config.eventsMaxAgeMs, maxBytes: config.eventsMaxBytes, replicas: config.replicas }, log);
+      await alertStateBucket(link.nc, config.replicas, log);
+      let restored = 0;
+      for (const [key, { record }] of known) {
+        try {
+          await kv.create(key, new TextEncoder().encode(JSON.stringify(record)));
+          restored++;
+        } catch {
+          // another evaluator put it back first, or wrote a newer one
+        }
+      }
+      await w.restart();
+      log.warn({ restored }, `the alert events stream and state bucket are there again; ${restored} active alerts put back`);
+    };
+    const transitions = new Transitions(kv, jetstream(link.nc), w, evaluatorId, log, restore);
     let maxAgeMs = 15 * 60_000;
     try {
       const info = await (await jetstreamManager(link.nc)).streams.info(config.stream);
@@ -106,15 +123,22 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     const inScope = (host: string): boolean => (selected !== undefined ? selected(host) : config.hosts === '*' || named.has(host));
     const started = Date.now();
     // alerts left active by an earlier run: their silence counts from now
+    const orphans = new Set<string>();
     for (const [, { record }] of w.records()) {
+      if (!isActive(record.state)) continue;
       const rule = rules.get(record.rule);
-      if (rule !== undefined && inScope(record.host) && record.state !== 'resolved' && record.state !== 'inactive') evaluator.adopt(rule, record.host, record.series, started);
+      if (rule !== undefined && inScope(record.host)) evaluator.adopt(rule, record.host, record.series, started);
+      else orphans.add(rule === undefined ? `rule ${record.rule} (not in ${config.file})` : `host ${record.host} (not in --hosts ${config.hosts})`);
+    }
+    for (const o of orphans) {
+      log.warn(`alerts of ${o} are active in rezolus_alert_state and this evaluator does not judge them: they stay as they are until an evaluator that has them resolves them`);
     }
 
     const lastTrue = new Map<string, number>();
     let lastForget = started;
     const inflight = new Set<string>();
     const dueTimers = new Set<NodeJS.Timeout>();
+    const saidDisagree = new Set<string>();
     let stopped = false;
     /** Decides one alert and starts its write when it transitions. */
     const judge = (input: AlertInput, now: number): Promise<unknown> | undefined => {
@@ -123,6 +147,10 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       const rule = input.rule;
       const seen = w.get(key)?.record;
       const cur = seen?.rule === rule.name ? seen : undefined;
+      if (cur?.ruleHash !== undefined && cur.ruleHash !== rule.fingerprint && !saidDisagree.has(rule.name)) {
+        saidDisagree.add(rule.name);
+        log.warn({ rule: rule.name, other: cur.evaluator }, `rule ${rule.name} is defined otherwise by evaluator ${cur.evaluator} (a rollout half done, or another rules file): its alerts flap between the two definitions; give every evaluator the same rules`);
+      }
       const t = decide(rule, key, cur, cur?.at, observation(input, now), now, lastTrue, started);
       if (t === undefined) return undefined;
       const newEpisode = t.activeAt !== cur?.activeAt;
@@ -160,6 +188,9 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       await Promise.all(writes);
       await transitions.sweep(now, (name) => rules.get(name));
       capture?.tick(now);
+      for (const pair of evaluator.takeCapped()) {
+        log.warn({ alerts: MAX_ALERTS_PER_HOST_RULE }, `${pair}: the rule matches more series on this host than an evaluator keeps alerts for (${MAX_ALERTS_PER_HOST_RULE}); the others are left out (narrow its match, or group = "sum")`);
+      }
       if (now - lastForget >= FORGET_EVERY_MS) {
         lastForget = now;
         for (const key of evaluator.forget(now, FORGET_AFTER_MS, (k) => isActive(w.get(k)?.record.state))) lastTrue.delete(key);

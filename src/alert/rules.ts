@@ -4,6 +4,7 @@
  * catalog (every metric the samplers declare), and every problem is a
  * ConfigError naming the file, the rule and the key.
  */
+import { createHash } from 'node:crypto';
 import { parseDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import type { MetricKind } from '../metrics/metric.js';
@@ -64,6 +65,8 @@ export interface AlertRule {
   readonly runbook: string | undefined;
   /** write the incident window when the alert fires; undefined = no capture */
   readonly capture: { readonly beforeMs: number; readonly afterMs: number } | undefined;
+  /** 12 hex digits over what decides the rule's states (metric to missing data): two evaluators with different ones disagree */
+  readonly fingerprint: string;
 }
 
 /** Defaults a rule takes for the keys it leaves out ([defaults] and [capture] of the file). */
@@ -209,7 +212,11 @@ function readRule(raw: Record<string, unknown>, index: number, file: string, cat
     capture = { beforeMs: dur('before', d.capture?.beforeMs ?? 300_000), afterMs: dur('after', d.capture?.afterMs ?? 60_000) };
   }
   const runbook = raw.runbook === undefined ? undefined : str('runbook');
+  const forMs = duration('for', d.forMs);
+  const keepFiringForMs = duration('keep_firing_for', d.keepFiringForMs);
+  const decides = [metricName, matchText, group, reduceText, windowMs, op, threshold, clear ?? null, forMs, keepFiringForMs, missing, missingAfterMs];
   return {
+    fingerprint: createHash('sha256').update(JSON.stringify(decides)).digest('hex').slice(0, 12),
     name: name as string,
     metric: metricName,
     kind: m.kind,
@@ -226,8 +233,8 @@ function readRule(raw: Record<string, unknown>, index: number, file: string, cat
     thresholdText: String(raw.threshold),
     clearText: raw.clear === undefined ? undefined : String(raw.clear),
     dimension,
-    forMs: duration('for', d.forMs),
-    keepFiringForMs: duration('keep_firing_for', d.keepFiringForMs),
+    forMs,
+    keepFiringForMs,
     missing,
     missingAfterMs,
     severity: str('severity', d.severity),

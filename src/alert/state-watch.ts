@@ -103,4 +103,18 @@ export class AlertStateWatch {
     this.#iter?.stop();
     await this.#loop;
   }
+
+  /**
+   * Starts again from what the bucket holds now (after it was lost and made
+   * again): every record known before is dropped (listeners see a delete),
+   * then the bucket's records are read.
+   */
+  async restart(): Promise<void> {
+    await this.stop();
+    for (const key of [...this.#records.keys()]) {
+      this.#records.delete(key);
+      for (const l of this.#listeners) l(key, undefined);
+    }
+    await this.start();
+  }
 }

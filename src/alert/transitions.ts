@@ -7,7 +7,8 @@
  * published by whichever evaluator sweeps it first; the msg id makes a
  * second publish a duplicate the stream drops.
  */
-import type { JetStreamClient } from '@nats-io/jetstream';
+import { JetStreamApiError, type JetStreamClient } from '@nats-io/jetstream';
+import { isNoStreamAnswer, isStreamNotFound } from '../bus/api-errors.js';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import {
@@ -29,6 +30,22 @@ import { formatValue } from './units.js';
 
 /** How long an unpublished record is left to its writer before another evaluator publishes it. */
 export const PUBLISH_GRACE_MS = 3000;
+const RECOVER_EVERY_MS = 5000;
+/** Label values and summaries longer than this are cut in records and events (a record must fit a NATS message). */
+const MAX_TEXT = 1024;
+
+/** A compare-and-set that lost: the key's revision moved (another evaluator wrote it). */
+function casLost(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return error instanceof JetStreamApiError && (code === 10071 || code === 10164);
+}
+
+/** The stream or bucket is not there (deleted, or a store wiped): a write cannot succeed until it is made again. */
+function storeLost(error: unknown): boolean {
+  return isStreamNotFound(error) || isNoStreamAnswer(error);
+}
+
+const cut = (text: string, max = MAX_TEXT): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 const encoder = new TextEncoder();
 
@@ -52,6 +69,10 @@ export interface TransitionStats {
 export class Transitions {
   readonly stats: TransitionStats = { won: 0, lost: 0, published: 0, duplicates: 0, failures: 0 };
   readonly #publishing = new Set<string>();
+  /** the last problem said per key: the same one is not said every round */
+  readonly #said = new Map<string, string>();
+  #recovering: Promise<void> | undefined;
+  #lastRecovery = 0;
 
   constructor(
     private readonly kv: KV,
@@ -59,21 +80,44 @@ export class Transitions {
     private readonly watch: AlertStateWatch,
     readonly evaluator: string,
     private readonly log: Logger,
+    /** makes the events stream and the state bucket again when they were lost (deleted, a store wiped) */
+    private readonly restore: () => Promise<void> = async () => undefined,
   ) {}
+
+  #warnOnce(key: string, message: string, error: unknown): void {
+    const kind = (error as Error).message;
+    if (this.#said.get(key) === kind) return;
+    if (this.#said.size > 10_000) this.#said.clear();
+    this.#said.set(key, kind);
+    this.log.warn({ key, err: error }, message);
+  }
+
+  /** The stream or the bucket is gone: make them again (at most every 5 s, one at a time). */
+  #recover(): void {
+    if (this.#recovering !== undefined || Date.now() - this.#lastRecovery < RECOVER_EVERY_MS) return;
+    this.#lastRecovery = Date.now();
+    this.log.warn('the alert events stream or state bucket is gone: making them again');
+    this.#recovering = this.restore()
+      .then(() => this.#said.clear())
+      .catch((error: unknown) => this.log.error({ err: error }, 'could not make the alert stream and bucket again'))
+      .finally(() => (this.#recovering = undefined));
+  }
 
   /** The record a transition writes. */
   record(input: AlertInput, t: Transition, now: number, capture: AlertRecord['capture']): AlertRecord {
     const rule = input.rule;
     const valueText = formatValue(t.value, rule.dimension, rule.unit);
+    const series: Record<string, string> = {};
+    for (const [k, v] of Object.entries(input.series)) series[k] = cut(v);
     const fields: Record<string, string> = {
-      ...input.series,
+      ...series,
       host: input.host, rule: rule.name, value: valueText, threshold: rule.thresholdText, state: t.state, metric: rule.metric,
     };
     return {
-      v: 1, rule: rule.name, host: input.host, series: input.series, state: t.state, previous: t.previous, seq: t.seq,
+      v: 1, rule: rule.name, host: input.host, series, state: t.state, previous: t.previous, seq: t.seq,
       activeAt: t.activeAt, firedAt: t.firedAt, resolvedAt: t.resolvedAt, staleAt: t.staleAt, value: t.value,
       threshold: rule.threshold, unit: rule.unit, valueText, thresholdText: rule.thresholdText, severity: rule.severity, labels: rule.labels,
-      summary: renderSummary(rule.summary, fields), runbook: rule.runbook, evaluator: this.evaluator, at: now,
+      summary: cut(renderSummary(rule.summary, fields), 4 * MAX_TEXT), runbook: rule.runbook, evaluator: this.evaluator, ruleHash: rule.fingerprint, at: now,
       published: false, capture,
     };
   }
@@ -85,9 +129,15 @@ export class Transitions {
     try {
       revision = seen === undefined ? await this.kv.create(key, encoder.encode(JSON.stringify(record))) : await this.kv.update(key, encoder.encode(JSON.stringify(record)), seen.revision);
     } catch (error) {
-      this.stats.lost++;
-      this.log.debug({ key, err: error }, 'transition written by another evaluator first');
-      await this.#reread(key);
+      if (casLost(error)) {
+        this.stats.lost++;
+        this.log.debug({ key }, 'transition written by another evaluator first');
+        await this.#reread(key);
+      } else {
+        this.stats.failures++;
+        this.#warnOnce(key, `writing alert ${record.rule} on ${record.host} (${record.previous} -> ${record.state}) failed; it is tried again: ${(error as Error).message}`, error);
+        if (storeLost(error)) this.#recover();
+      }
       return false;
     }
     this.stats.won++;
@@ -107,7 +157,8 @@ export class Transitions {
       await this.#markPublished(key, record, revision);
     } catch (error) {
       this.stats.failures++;
-      this.log.warn({ key, err: error }, 'publishing an alert event failed; it is tried again');
+      this.#warnOnce(key, `publishing the event of alert ${record.rule} on ${record.host} failed; it is tried again: ${(error as Error).message}`, error);
+      if (storeLost(error)) this.#recover();
     } finally {
       this.#publishing.delete(key);
     }

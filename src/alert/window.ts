@@ -56,6 +56,7 @@ export class SampleWindow {
   push(tMs: number, value: SampleValue, instance: number, cumulative: boolean): void {
     const n = this.t.length;
     if (instance !== this.instance) this.clear(instance);
+    else if (n > 0 && tMs < (this.t[n - 1] as number) - this.windowMs) this.clear(instance); // the clock stepped back by more than the window: start again
     else if (n > 0 && tMs <= (this.t[n - 1] as number)) return;
     else if (n > 0 && cumulative && wentDown(this.v[n - 1] as SampleValue, value)) this.clear(instance);
     this.#cached = undefined;
