@@ -111,10 +111,15 @@ export class AlertEvaluator {
     return this.#inputs.get(key);
   }
 
-  /** Registers an alert known from the state bucket but not fed yet (a restart): its silence then counts from `now`. */
-  adopt(rule: AlertRule, host: string, series: SeriesLabels, now: number): void {
+  /**
+   * Registers an alert known from the state bucket but not fed yet (a
+   * restart): its silence counts from `heardAt`, which the caller takes
+   * from the record (an `age` alert knows when its host was last heard)
+   * or sets to now.
+   */
+  adopt(rule: AlertRule, host: string, series: SeriesLabels, heardAt: number): void {
     const input = this.#input(rule, host, series);
-    if (input !== undefined && input.window.t.length === 0 && input.heardAt === 0) input.heardAt = now;
+    if (input !== undefined && input.window.t.length === 0 && input.heardAt === 0) input.heardAt = heardAt;
   }
 
   /** `<host>.<rule>` pairs that reached MAX_ALERTS_PER_HOST_RULE since the last call (each said once). */

@@ -7,7 +7,7 @@
  *       └─────────────────┘ (inactive)                 ▼
  *                                                    stale ──frames again──▶ firing / resolved
  *
- * A firing alert stays firing while its value is past `clear` (hysteresis).
+ * A pending or firing alert holds while its value is past `clear` (hysteresis).
  * Missing data is decided here, once, by the rule's `missing`: `stale` (an
  * active alert says it cannot tell), `resolve`, or `fire`.
  */
@@ -71,8 +71,10 @@ export function step(rule: AlertRule, cur: Current | undefined, obs: Observation
     return state === 'firing' ? to('resolved', { value: null, resolvedAt: now }) : to('inactive', { value: null });
   }
   if (obs.value === undefined) return undefined; // too few samples to tell: hold
-  const wasFiring = state === 'firing' || (state === 'stale' && cur?.previous === 'firing');
-  const active = obs.value !== null && conditionMet(rule, obs.value, wasFiring);
+  // an open episode (pending or firing) holds while the value is past `clear`: a value that
+  // hovers at the threshold does not flap pending <-> inactive
+  const inEpisode = state === 'firing' || state === 'pending' || state === 'stale';
+  const active = obs.value !== null && conditionMet(rule, obs.value, inEpisode);
 
   if (open) {
     if (!active) return undefined;
@@ -97,8 +99,8 @@ export function step(rule: AlertRule, cur: Current | undefined, obs: Observation
  * evaluator started: an alert it adopts firing counts as true until then.
  */
 export function decide(rule: AlertRule, key: string, cur: Current | undefined, at: number | undefined, obs: Observation, now: number, lastTrue: Map<string, number>, since: number): Transition | undefined {
-  const wasFiring = cur?.state === 'firing' || (cur?.state === 'stale' && cur.previous === 'firing');
-  if (typeof obs.value === 'number' && !obs.missing && conditionMet(rule, obs.value, wasFiring)) lastTrue.set(key, now);
+  const inEpisode = cur?.state === 'firing' || cur?.state === 'pending' || cur?.state === 'stale';
+  if (typeof obs.value === 'number' && !obs.missing && conditionMet(rule, obs.value, inEpisode)) lastTrue.set(key, now);
   if (obs.missing && rule.missing === 'fire') lastTrue.set(key, now);
   if (!lastTrue.has(key) && cur !== undefined) lastTrue.set(key, Math.max(at ?? since, since));
   return step(rule, cur, obs, now, lastTrue.get(key) ?? now);

@@ -127,7 +127,9 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     for (const [, { record }] of w.records()) {
       if (!isActive(record.state)) continue;
       const rule = rules.get(record.rule);
-      if (rule !== undefined && inScope(record.host)) evaluator.adopt(rule, record.host, record.series, started);
+      // an age alert's value at its last transition is how long the host had been silent then
+      const heardAt = rule?.reduce.kind === 'age' && record.value !== null ? Math.min(started, record.at - record.value) : started;
+      if (rule !== undefined && inScope(record.host)) evaluator.adopt(rule, record.host, record.series, heardAt);
       else orphans.add(rule === undefined ? `rule ${record.rule} (not in ${config.file})` : `host ${record.host} (not in --hosts ${config.hosts})`);
     }
     for (const o of orphans) {

@@ -261,9 +261,9 @@ export function readRules(raw: unknown, file: string, catalog: Catalog, defaults
   return rules;
 }
 
-/** Whether `value` meets the rule's condition; `firing` uses the clear threshold (hysteresis). */
-export function conditionMet(rule: AlertRule, value: number, firing: boolean): boolean {
-  const t = firing && rule.clear !== undefined ? rule.clear : rule.threshold;
+/** Whether `value` meets the rule's condition; an alert already pending or firing (`held`) uses the clear threshold (hysteresis). */
+export function conditionMet(rule: AlertRule, value: number, held: boolean): boolean {
+  const t = held && rule.clear !== undefined ? rule.clear : rule.threshold;
   switch (rule.op) {
     case '>':
       return value > t;

@@ -38,7 +38,7 @@ const NUMBER = String.raw`(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)`;
 /** How a threshold of each dimension is written, for error messages. */
 export const EXAMPLES: Readonly<Record<Dimension, string>> = {
   time: '"1ms", "800us", "2s"',
-  time_rate: '"90%" (of one CPU second per second) or a number of cores such as 1.5',
+  time_rate: '"90%" (of one CPU second per second), "500ms/s", or a number of cores such as 1.5',
   bytes: '"512MiB", "10GB", "4096B"',
   bytes_rate: '"10MiB/s", "1GB/s"',
   count: 'a number such as 100',
@@ -61,6 +61,8 @@ export function parseThreshold(raw: unknown, dim: Dimension, unit: string): numb
   }
   if (typeof raw !== 'string') return undefined;
   const text = raw.trim();
+  // "1.5" quoted: the number
+  if (/^-?\d+(?:\.\d+)?(?:e[+-]?\d+)?$/.test(text)) return parseThreshold(Number(text), dim, unit);
   const pct = new RegExp(`^${NUMBER}\\s*%$`).exec(text);
   if (pct !== null) {
     const f = Number(pct[1]) / 100;
@@ -93,9 +95,12 @@ export function parseThreshold(raw: unknown, dim: Dimension, unit: string): numb
   }
 }
 
+/** Three or four significant digits, trailing zeros dropped: 20.97 stays 20.97 (not 21, which would read as the threshold). */
 function trim(n: number): string {
   const a = Math.abs(n);
-  return a >= 100 ? n.toFixed(0) : a >= 10 ? n.toFixed(1).replace(/\.0$/, '') : n.toFixed(2).replace(/\.?0+$/, '');
+  const digits = a >= 100 ? 0 : a >= 10 ? 2 : 3;
+  const text = n.toFixed(digits);
+  return digits === 0 ? text : text.replace(/\.?0+$/, '');
 }
 
 function scaled(v: number, steps: readonly (readonly [string, number])[]): string {

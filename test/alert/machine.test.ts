@@ -80,6 +80,16 @@ test('hysteresis: a firing alert holds between clear and threshold, resolves pas
   t.deepEqual(a.states(), ['1100:firing', '5100:resolved']);
 });
 
+test('hysteresis holds a pending alert too: a value hovering at the threshold does not flap pending <-> inactive', (t) => {
+  const a = harness({ name: 'mem', metric: 'memory_available', reduce: 'last', op: '<', threshold: '100MiB', clear: '200MiB', for: '3s' });
+  const values = [500, 90, 110, 90, 110, 90, 250];
+  values.forEach((v, i) => {
+    a.frame(i * 1000, MEM, v * MiB, i + 1);
+    a.tick(i * 1000 + 100);
+  });
+  t.deepEqual(a.states(), ['1100:pending', '4100:firing', '6100:resolved']);
+});
+
 test('keep_firing_for: a firing alert resolves only after the condition was false that long', (t) => {
   const a = harness({ name: 'mem', metric: 'memory_available', reduce: 'last', op: '<', threshold: '100MiB', keep_firing_for: '3s' });
   // low at 1s, a one-frame recovery at 2s (flap), low at 3s, then high from 4s

@@ -33,6 +33,7 @@ test('thresholds in human units become the raw unit of the value', (t) => {
   t.is(parseThreshold('256MiB', 'bytes', 'bytes'), 256 * 1024 * 1024);
   t.is(parseThreshold('100/s', 'count_rate', 'packets'), 100);
   t.is(parseThreshold(100, 'count_rate', 'packets'), 100);
+  t.is(parseThreshold('1.5', 'time_rate', 'nanoseconds'), 1.5e9, 'a quoted number of cores');
   t.is(parseThreshold('90%', 'ratio', 'ratio'), 0.9);
   // a bad unit: a time for bytes, bytes without a unit, a rate for a level
   t.is(parseThreshold('1ms', 'bytes', 'bytes'), undefined);
@@ -43,7 +44,8 @@ test('thresholds in human units become the raw unit of the value', (t) => {
 });
 
 test('values are written for people', (t) => {
-  t.is(formatValue(1_234_567, 'time', 'nanoseconds'), '1.23 ms');
+  t.is(formatValue(1_234_567, 'time', 'nanoseconds'), '1.235 ms');
+  t.is(formatValue(20.97 * 1024 ** 3, 'bytes', 'bytes'), '20.97 GiB', 'not 21 GiB, which would read as a threshold of 21GiB');
   t.is(formatValue(0.93e9, 'time_rate', 'nanoseconds'), '93%');
   t.is(formatValue(35.2 * 1024 * 1024, 'bytes_rate', 'bytes'), '35.2 MiB/s');
   t.is(formatValue(null, 'time', 'nanoseconds'), 'no data');
