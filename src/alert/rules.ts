@@ -126,7 +126,10 @@ function readRule(raw: Record<string, unknown>, index: number, file: string, cat
     throw new ConfigError(`${file}: ${label}: ${key} ${problem}`);
   };
   for (const key of Object.keys(raw)) {
-    if (!(KEYS as readonly string[]).includes(key)) fail(key, `is not a rule key (known: ${KEYS.join(', ')})`);
+    if (!(KEYS as readonly string[]).includes(key)) {
+      const near = closest(key, KEYS);
+      fail(key, `is not a rule key (${near === undefined ? '' : `did you mean ${near}? `}known: ${KEYS.join(', ')})`);
+    }
   }
   if (typeof name !== 'string' || !RULE_NAME.test(name)) fail('name', `must be lower case letters, digits and _ starting with a letter (a subject token), got ${JSON.stringify(name)}`);
   const str = (key: string, fallback?: string): string => {
@@ -155,7 +158,10 @@ function readRule(raw: Record<string, unknown>, index: number, file: string, cat
 
   const metricName = str('metric');
   const metric = catalog.get(metricName);
-  if (metric === undefined) fail('metric', `"${metricName}" is not a metric any sampler declares (see METRICS.md)`);
+  if (metric === undefined) {
+    const near = closest(metricName, catalog.keys());
+    fail('metric', `"${metricName}" is not a metric any sampler declares (${near === undefined ? 'see METRICS.md' : `did you mean "${near}"?`})`);
+  }
   const m = metric as CatalogMetric;
 
   const matchText = table('match');
@@ -212,6 +218,14 @@ function readRule(raw: Record<string, unknown>, index: number, file: string, cat
     capture = { beforeMs: dur('before', d.capture?.beforeMs ?? 300_000), afterMs: dur('after', d.capture?.afterMs ?? 60_000) };
   }
   const runbook = raw.runbook === undefined ? undefined : str('runbook');
+  if (raw.summary !== undefined) {
+    const fillable = new Set(['host', 'rule', 'value', 'threshold', 'state', 'metric', ...(group === 'each' ? m.labels : [])]);
+    for (const [, name] of str('summary').matchAll(/\{([a-zA-Z_][a-zA-Z0-9_.]*)\}/g)) {
+      if (!fillable.has(name as string)) {
+        fail('summary', `has {${name as string}}, which nothing fills (known: ${[...fillable].map((f) => `{${f}}`).join(' ')}${group === 'each' ? '' : '; series labels only with group = "each"'})`);
+      }
+    }
+  }
   const forMs = duration('for', d.forMs);
   const keepFiringForMs = duration('keep_firing_for', d.keepFiringForMs);
   const decides = [metricName, matchText, group, reduceText, windowMs, op, threshold, clear ?? null, forMs, keepFiringForMs, missing, missingAfterMs];
@@ -251,14 +265,47 @@ export function readRules(raw: unknown, file: string, catalog: Catalog, defaults
   if (!Array.isArray(raw)) throw new ConfigError(`${file}: rule must be an array of tables ([[rule]]), got ${JSON.stringify(raw)}`);
   const rules: AlertRule[] = [];
   const seen = new Set<string>();
+  // every rule is checked: a file with several mistakes is told them all at once (one line each)
+  const problems: string[] = [];
   raw.forEach((r, i) => {
-    if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new ConfigError(`${file}: rule #${i + 1} must be a table`);
-    const rule = readRule(r as Record<string, unknown>, i, file, catalog, defaults);
-    if (seen.has(rule.name)) throw new ConfigError(`${file}: rule "${rule.name}": name is used by an earlier rule`);
-    seen.add(rule.name);
-    rules.push(rule);
+    try {
+      if (typeof r !== 'object' || r === null || Array.isArray(r)) throw new ConfigError(`${file}: rule #${i + 1} must be a table`);
+      const rule = readRule(r as Record<string, unknown>, i, file, catalog, defaults);
+      if (seen.has(rule.name)) throw new ConfigError(`${file}: rule "${rule.name}": name is used by an earlier rule`);
+      seen.add(rule.name);
+      rules.push(rule);
+    } catch (error) {
+      if (!(error instanceof ConfigError)) throw error;
+      problems.push(error.message);
+    }
   });
+  if (problems.length > 0) throw new ConfigError(problems.join('\n'));
   return rules;
+}
+
+/** The known name closest to `name` (at most a third of its letters off), for "did you mean". */
+function closest(name: string, known: Iterable<string>): string | undefined {
+  let best: string | undefined;
+  let bestD = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const k of known) {
+    const d = editDistance(name, k, bestD);
+    if (d < bestD) {
+      best = k;
+      bestD = d;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string, cap: number): number {
+  if (Math.abs(a.length - b.length) >= cap) return cap;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length] as number;
 }
 
 /** Whether `value` meets the rule's condition; an alert already pending or firing (`held`) uses the clear threshold (hysteresis). */

@@ -6,6 +6,7 @@
  */
 import type { LevelWithSilent } from 'pino';
 import { ALERTS_SPEC, loadAlertsConfig, type AlertsConfig } from '../config/alerts.js';
+import { natsSection } from '../config/schema.js';
 import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
@@ -40,15 +41,27 @@ async function alertMode(ctx: CliContext): Promise<number | undefined> {
   if (subcommand === 'check') return check(ctx);
   if (subcommand !== undefined) throw new ConfigError(`unknown alert subcommand "${subcommand}" (the evaluator runs without one; "check FILE" validates rules)`);
   if (ctx.positionals.length > 0) throw new ConfigError(`unexpected argument "${ctx.positionals[0]}" (rules come from --config FILE)`);
-  const config = loadAlertsConfig(configPath('alert', flags, 'alerts.toml'), metricCatalog(), {
+  const given = natsFlag(flags);
+  const overrides = {
     hosts: hostsFlag(keySpec(ALERTS_SPEC.general, 'hosts'), flags.hosts, '--hosts'),
     stream: flags.stream,
-    natsUrl: natsFlag(flags),
+    natsUrl: given,
     logLevel: levelFlag(flags['log-level']),
     captureDir: flags.output,
-  });
+  };
+  let config = loadAlertsConfig(configPath('alert', flags, 'alerts.toml'), metricCatalog(), overrides);
   if (config.rules.length === 0) throw new ConfigError(`${config.file} has no [[rule]]: nothing to evaluate`);
   const log = createLogger(config.logLevel as LevelWithSilent);
+  // no URL given and none in the file: the private server `rezolus up` runs from this directory, as record does
+  const defaultUrl = keySpec(natsSection, 'url').default;
+  if (given === undefined && config.natsUrl === defaultUrl) {
+    const { privateServerUrl } = await import('../up/nats-server.js');
+    const local = await privateServerUrl();
+    if (local !== undefined) {
+      log.info({ url: local }, 'using the private NATS server of rezolus up (./data/nats.url)');
+      config = { ...config, natsUrl: local };
+    }
+  }
   const { runAlert } = await import('../alert/main.js');
   const running = await runAlert(config, log);
   untilSignal(() => running.stop(), log);

@@ -34,7 +34,7 @@ Options:
   --hosts PATTERN    "*" (default) or a comma-separated list of hosts and globs
   --stream NAME      the frames stream captures read (default REZOLUS)
   -o, --output DIR   directory of incident captures (default [capture] dir, incidents)
-${common('alert', NATS_DEFAULT).replace('config/alert.toml', 'config/alerts.toml')}`,
+${common('alert', "up's private server here, else nats://127.0.0.1:4222").replace('config/alert.toml', 'config/alerts.toml')}`,
   view: `Usage: rezolus view [options]                      the live bus: every host
        rezolus view [options] FILE.parquet         a recording or a hindsight dump
        rezolus view [options] A.parquet B.parquet  two recordings compared (or name=path)

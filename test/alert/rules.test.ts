@@ -83,6 +83,27 @@ test('bad rules are refused naming the rule and the key', (t) => {
   });
 });
 
+test('every bad rule of a file is named at once, with the nearest name for a typo; summary placeholders must be fillable', (t) => {
+  const error = t.throws(() =>
+    readRules(
+      [
+        { name: 'a', metric: 'cpu_usge', reduce: 'rate', threshold: 1 },
+        { name: 'b', metric: 'memory_available', reduce: 'min', threshold: '1GiB', severty: 'page' },
+        { name: 'c', metric: 'memory_available', reduce: 'min', threshold: '1GiB', summary: 'low on {host}: {nolabel}' },
+        { name: 'd', metric: 'memory_available', reduce: 'min', threshold: '1GiB', summary: '{host} {value} {threshold}' },
+      ],
+      'rules.toml', CATALOG, D,
+    ),
+  );
+  const lines = error?.message.split('\n') ?? [];
+  t.is(lines.length, 3, error?.message);
+  t.regex(lines[0] ?? '', /rule "a": metric "cpu_usge" is not a metric any sampler declares \(did you mean "cpu_usage"\?\)/);
+  t.regex(lines[1] ?? '', /rule "b": severty is not a rule key \(did you mean severity\?/);
+  t.regex(lines[2] ?? '', /rule "c": summary has \{nolabel\}, which nothing fills/);
+  t.notThrows(() => readRules([{ name: 'e', metric: 'cgroup_cpu_bandwidth_throttled_time', group: 'each', reduce: 'rate', threshold: '25%', summary: '{cgroup} on {host}' }], 'r', CATALOG, D));
+  t.throws(() => readRules([{ name: 'f', metric: 'cgroup_cpu_bandwidth_throttled_time', reduce: 'rate', threshold: '25%', summary: '{cgroup} on {host}' }], 'r', CATALOG, D), { message: /series labels only with group = "each"/ });
+});
+
 test('hysteresis: a firing alert holds until the value is past clear', (t) => {
   const r = rule({ name: 'rq', metric: 'scheduler_runqueue_latency', reduce: 'p99', threshold: '1ms', clear: '500us' });
   if (r === undefined) return t.fail();
