@@ -14,6 +14,7 @@ import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { hostSelector, hostToken } from '../bus/subjects.js';
 import type { AlertsConfig } from '../config/alerts.js';
+import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { BusLink } from '../sources/link.js';
 import { LiveSource } from '../sources/live.js';
@@ -107,6 +108,11 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       maxAgeMs = info.config.max_age > 0 ? info.config.max_age / 1e6 : maxAgeMs;
     } catch {
       log.info({ stream: config.stream }, 'the frames stream is not there yet; captures assume a 15m window');
+    }
+    for (const r of config.rules) {
+      if (captureOn && r.capture !== undefined && r.capture.beforeMs > maxAgeMs) {
+        log.warn({ rule: r.name, before_ms: r.capture.beforeMs, max_age_ms: maxAgeMs }, `rule ${r.name} captures ${formatDuration(r.capture.beforeMs)} before an alert, but stream ${config.stream} keeps ${formatDuration(maxAgeMs)}: its captures start ${formatDuration(maxAgeMs)} back`);
+      }
     }
     const capture = captureOn
       ? new IncidentCapture({ dir: config.capture.dir, everyMs: config.capture.everyMs, intervalMs: config.capture.intervalMs, stream: config.stream, maxAgeMs }, link, kv, w, transitions, log)

@@ -142,7 +142,7 @@ export class Transitions {
     }
     this.stats.won++;
     this.watch.note(key, record, revision);
-    this.log.info({ key, state: record.state, previous: record.previous, value: record.value }, `alert ${rule.name} on ${record.host}: ${record.previous} -> ${record.state}`);
+    this.log.info({ key, state: record.state, previous: record.previous, value: record.value }, `alert ${rule.name} on ${record.host}: ${record.previous} -> ${record.state} (${record.valueText ?? record.value}, threshold ${rule.thresholdText})`);
     await this.publish(key, rule, record, revision);
     return true;
   }

@@ -7,11 +7,14 @@
 import type { LevelWithSilent } from 'pino';
 import { ALERTS_SPEC, loadAlertsConfig, type AlertsConfig } from '../config/alerts.js';
 import { natsSection } from '../config/schema.js';
+import { readNatsSecurity } from '../config/nats.js';
 import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
 import { metricCatalog } from '../samplers/catalog.js';
-import { configPath, hostsFlag, keySpec, levelFlag, natsFlag } from './flags.js';
+import { eventLine } from '../alert/event-lines.js';
+import { configPath, hostsFlag, keySpec, levelFlag, natsFlag, oneShotNats } from './flags.js';
+import { timeFlag } from './record.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
 
@@ -36,10 +39,38 @@ function check(ctx: CliContext): number {
   return 0;
 }
 
+/**
+ * `alert events`: the events of the stream from --since (default 1h ago),
+ * one line each, then new ones as they come until Ctrl-C (or, with
+ * --until, up to then).
+ */
+async function events(ctx: CliContext): Promise<number> {
+  const { flags } = ctx;
+  if (ctx.positionals.length > 0) throw new ConfigError(`unexpected argument "${ctx.positionals[0]}" (alert events takes --since, --until, --hosts, --nats)`);
+  const now = Date.now();
+  const since = timeFlag(flags.since ?? '1h', 'since', now);
+  const until = flags.until === undefined ? undefined : timeFlag(flags.until, 'until', now);
+  const log = createLogger(levelFlag(flags['log-level']) ?? 'warn');
+  const { url } = await oneShotNats(flags, log);
+  const { followAlertEvents } = await import('../alert/follow.js');
+  const pick = flags.hosts === undefined ? undefined : hostsFlag(keySpec(ALERTS_SPEC.general, 'hosts'), flags.hosts, '--hosts');
+  let stop: (() => void) | undefined;
+  if (until === undefined) untilSignal(async () => stop?.(), log);
+  const n = await followAlertEvents(
+    { url, since, until, hosts: pick, security: readNatsSecurity(undefined, '(environment)') },
+    (e) => process.stdout.write(`${eventLine(e)}\n`),
+    (s) => (stop = s),
+  );
+  if (n === 0) process.stderr.write(`no alert events since ${new Date(since).toISOString()}\n`);
+  return 0;
+}
+
 async function alertMode(ctx: CliContext): Promise<number | undefined> {
   const { flags, subcommand } = ctx;
   if (subcommand === 'check') return check(ctx);
-  if (subcommand !== undefined) throw new ConfigError(`unknown alert subcommand "${subcommand}" (the evaluator runs without one; "check FILE" validates rules)`);
+  if (subcommand === 'events') return events(ctx);
+  if (subcommand !== undefined) throw new ConfigError(`unknown alert subcommand "${subcommand}" (the evaluator runs without one; "check FILE" validates rules; "events" prints them)`);
+  if (flags.since !== undefined || flags.until !== undefined) throw new ConfigError('--since and --until are for "rezolus alert events"');
   if (ctx.positionals.length > 0) throw new ConfigError(`unexpected argument "${ctx.positionals[0]}" (rules come from --config FILE)`);
   const given = natsFlag(flags);
   const overrides = {
@@ -69,7 +100,7 @@ async function alertMode(ctx: CliContext): Promise<number | undefined> {
 }
 
 export const ALERT: CliMode = {
-  options: ['config', 'nats', 'log-level', 'hosts', 'stream', 'output'],
+  options: ['config', 'nats', 'log-level', 'hosts', 'stream', 'output', 'since', 'until'],
   positionals: true,
   subcommands: true,
   run: alertMode,

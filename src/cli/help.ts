@@ -13,6 +13,8 @@ const ONE_SHOT_SECURITY = `                     credentials and TLS: REZOLUS_NAT
 export const HELP: Record<Mode | 'main', string> = {
   alert: `Usage: rezolus alert [options]           the evaluator, until Ctrl-C
        rezolus alert check FILE...      validate rule files (exit 2 naming file, rule and key)
+       rezolus alert events [--since 1h] [--until T] [--hosts P]
+                                        the events, one line each, then new ones as they come
 
 Evaluates the rules of config/alerts.toml over the live frames of the bus
 (every host, or --hosts) every second. Each rule reduces a window of one
@@ -28,7 +30,7 @@ evaluator goes on where it was and two can run side by side (HA).
 When an alert fires, the host's frames from before it started to after it
 fired are written to incidents/<host>/<rule>-<time>.parquet, and an event
 names the file. With [alertmanager] urls, firing and resolved alerts are
-posted to Alertmanager. Follow events with: nats sub 'rezolus.alerts.>'.
+posted to Alertmanager. Follow events with: rezolus alert events.
 
 Options:
   --hosts PATTERN    "*" (default) or a comma-separated list of hosts and globs

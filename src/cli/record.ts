@@ -44,7 +44,7 @@ interface Plan {
 }
 
 /** A point in time: a duration ago (`10m`) or an RFC 3339 time; unix ms. */
-function timeFlag(value: string, flag: string, nowMs: number): number {
+export function timeFlag(value: string, flag: string, nowMs: number): number {
   const ago = parseDuration(value);
   if (ago !== undefined) return nowMs - ago;
   const at = /^\d{4}-\d{2}-\d{2}T/.test(value) ? Date.parse(value) : Number.NaN;

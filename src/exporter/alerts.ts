@@ -180,7 +180,9 @@ export class ExporterAlerts {
         }
         if (!said) {
           const why = isStreamNotFound(error) ? 'not there yet (no rezolus alert has run)' : 'cannot be read now';
-          this.log.info({ bucket: ALERT_STATE_BUCKET, err: error }, `alert state bucket ${why}; looking again every ${retryMs / 1000} s, rezolus_alerts is served once it is there`);
+          // an expected state, not a failure: no stack in the line
+          const detail = isStreamNotFound(error) ? {} : { err: error };
+          this.log.info({ bucket: ALERT_STATE_BUCKET, ...detail }, `alert state bucket ${why}; looking again every ${retryMs / 1000} s, rezolus_alerts is served once it is there`);
           said = true;
         } else this.log.debug({ bucket: ALERT_STATE_BUCKET, err: error }, 'alert state bucket still not readable');
         await new Promise<void>((resolve) => {
