@@ -21,8 +21,8 @@ import { LiveSource } from '../sources/live.js';
 import { AlertmanagerForwarder } from './alertmanager.js';
 import { alertStateBucket, ensureAlertStream } from './bus.js';
 import { IncidentCapture } from './capture.js';
-import { AlertEvaluator, MAX_ALERTS_PER_HOST_RULE, observation, type AlertInput } from './evaluator.js';
-import { decide } from './machine.js';
+import { AlertEvaluator, MAX_ALERTS_PER_HOST_RULE } from './evaluator.js';
+import { Judge } from './judge.js';
 import { AlertStateWatch } from './state-watch.js';
 import { Transitions, type TransitionStats } from './transitions.js';
 
@@ -64,9 +64,6 @@ function checkCaptureDir(dir: string): void {
 /** How often windows and records that went quiet are dropped, and after how long. */
 const FORGET_EVERY_MS = 60_000;
 const FORGET_AFTER_MS = 3_600_000;
-
-/** Frames that arrive within this of each other are judged together. */
-const QUICK_MS = 20;
 
 const isActive = (state: string | undefined): boolean => state === 'pending' || state === 'firing' || state === 'stale';
 
@@ -142,58 +139,11 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       log.warn(`alerts of ${o} are active in rezolus_alert_state and this evaluator does not judge them: they stay as they are until an evaluator that has them resolves them`);
     }
 
-    const lastTrue = new Map<string, number>();
+    const judge = new Judge(evaluator, w, transitions, capture, started, log);
     let lastForget = started;
-    const inflight = new Set<string>();
-    const dueTimers = new Set<NodeJS.Timeout>();
-    const saidDisagree = new Set<string>();
     let stopped = false;
-    /** Decides one alert and starts its write when it transitions. */
-    const judge = (input: AlertInput, now: number): Promise<unknown> | undefined => {
-      const key = input.key;
-      if (inflight.has(key)) return undefined;
-      const rule = input.rule;
-      const seen = w.get(key)?.record;
-      const cur = seen?.rule === rule.name ? seen : undefined;
-      if (cur?.ruleHash !== undefined && cur.ruleHash !== rule.fingerprint && !saidDisagree.has(rule.name)) {
-        saidDisagree.add(rule.name);
-        log.warn({ rule: rule.name, other: cur.evaluator }, `rule ${rule.name} is defined otherwise by evaluator ${cur.evaluator} (a rollout half done, or another rules file): its alerts flap between the two definitions; give every evaluator the same rules`);
-      }
-      const t = decide(rule, key, cur, cur?.at, observation(input, now), now, lastTrue, started);
-      if (t === undefined) return undefined;
-      const newEpisode = t.activeAt !== cur?.activeAt;
-      const unfinished = cur?.capture !== undefined && cur.capture.result === undefined ? cur.capture : undefined;
-      const planned = t.state === 'firing' && (cur?.state !== 'stale' || newEpisode) && capture !== undefined ? capture.plan(rule, input.host, t.activeAt, now) : undefined;
-      // a capture not written yet stays (it names its own episode); a new one does not replace it
-      const keep = newEpisode ? unfinished : cur?.capture;
-      const record = transitions.record(input, t, now, unfinished ?? planned ?? keep);
-      inflight.add(key);
-      if (t.state === 'pending' && !stopped) {
-        // fire on time, not at the next frame or tick after `for`
-        const timer = setTimeout(() => {
-          dueTimers.delete(timer);
-          if (!stopped) void judge(input, Date.now());
-        }, Math.max(0, t.activeAt + rule.forMs - now) + 5);
-        dueTimers.add(timer);
-      }
-      return transitions.apply(key, rule, record).finally(() => inflight.delete(key));
-    };
-    /** The alerts fed by frames since the last look, at once (a frame that crosses a threshold is judged when it arrives). */
-    let quickDue = false;
-    const quick = (): void => {
-      quickDue = false;
-      if (stopped) return;
-      const now = Date.now();
-      for (const input of evaluator.takeDirty()) void judge(input, now);
-    };
     const evaluate = async (now: number): Promise<void> => {
-      const writes: Promise<unknown>[] = [];
-      evaluator.takeDirty();
-      for (const [input] of evaluator.observe(now)) {
-        const write = judge(input, now);
-        if (write !== undefined) writes.push(write);
-      }
-      await Promise.all(writes);
+      await judge.all(now);
       await transitions.sweep(now, (name) => rules.get(name));
       capture?.tick(now);
       for (const pair of evaluator.takeCapped()) {
@@ -201,7 +151,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       }
       if (now - lastForget >= FORGET_EVERY_MS) {
         lastForget = now;
-        for (const key of evaluator.forget(now, FORGET_AFTER_MS, (k) => isActive(w.get(k)?.record.state))) lastTrue.delete(key);
+        judge.forget(evaluator.forget(now, FORGET_AFTER_MS, (k) => isActive(w.get(k)?.record.state)));
         await transitions.prune(now, FORGET_AFTER_MS, (k) => evaluator.input(k) !== undefined);
       }
     };
@@ -210,10 +160,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     const src = source;
     void src.start((frame) => {
       evaluator.ingest(frame, Date.now());
-      if (!quickDue) {
-        quickDue = true;
-        setTimeout(quick, QUICK_MS);
-      }
+      judge.fed();
     }).catch((error: unknown) => log.error({ err: error }, 'the frame source failed'));
 
     let timer: NodeJS.Timeout | undefined;
@@ -239,7 +186,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       async stop() {
         stopped = true;
         clearTimeout(timer);
-        for (const t of dueTimers) clearTimeout(t);
+        judge.stop();
         src.stop();
         await running;
         await capture?.idle();
