@@ -307,6 +307,7 @@ test('loadUpConfig resolves the agent and exporter configs relative to up.toml',
     agentConfig: join(dir, 'agents', 'a.toml'),
     exporterConfig: EXPORTER_FIXTURE,
     hindsightConfig: join(dir, 'hindsight.toml'),
+    alertsConfig: join(dir, 'alerts.toml'),
     natsUrl: '',
     natsServer: '/usr/sbin/nats-server',
     natsPort: 0,
@@ -327,6 +328,7 @@ test('loadUpConfig without a file puts the configs in the defaults directory', (
     agentConfig: '/opt/rezolus/config/agent.toml',
     exporterConfig: '/opt/rezolus/config/exporter.toml',
     hindsightConfig: '/opt/rezolus/config/hindsight.toml',
+    alertsConfig: '/opt/rezolus/config/alerts.toml',
     natsUrl: '',
     natsServer: '/usr/sbin/nats-server',
     natsPort: 4222,
@@ -344,6 +346,7 @@ test('the shipped config/up.toml points at the shipped agent and exporter config
   const c = loadUpConfig(join(REPO, 'config', 'up.toml'), undefined);
   t.is(c.agentConfig, join(REPO, 'config', 'agent.toml'));
   t.is(c.exporterConfig, join(REPO, 'config', 'exporter.toml'));
+  t.is(c.alertsConfig, join(REPO, 'config', 'alerts.toml'));
   t.is(c.natsPort, 4222);
 });
 
