@@ -26,7 +26,8 @@ export interface AlertInput {
 /** How one descriptor's series feed one rule: groups of series indexes, each one alert. */
 interface Plan {
   readonly rule: AlertRule;
-  readonly groups: readonly { readonly series: SeriesLabels; readonly indexes: readonly number[] }[];
+  /** inputs: each group's alerts by host, so a frame finds its alert without building its key */
+  readonly groups: readonly { readonly series: SeriesLabels; readonly indexes: readonly number[]; readonly inputs: Map<string, AlertInput> }[];
 }
 
 /** Descriptors planned for, at most (a fleet has few distinct ones; a flood must not grow memory without bound). */
@@ -85,8 +86,12 @@ export class AlertEvaluator {
       for (const g of plan.groups) {
         const value = combine(frame.values, g.indexes, plan.rule.kind === 'histogram');
         if (value === undefined) continue;
-        const input = this.#input(plan.rule, frame.host, g.series);
-        if (input === undefined) continue;
+        let input = g.inputs.get(frame.host);
+        if (input === undefined) {
+          input = this.#input(plan.rule, frame.host, g.series);
+          if (input === undefined) continue;
+          g.inputs.set(frame.host, input);
+        }
         input.heardAt = now;
         input.window.push(t, value, frame.instance, cumulative);
         this.#dirty.add(input);
@@ -147,6 +152,8 @@ export class AlertEvaluator {
         dropped.push(key);
       }
     }
+    // the plans' groups hold their inputs by host: made again from #inputs on the next frame
+    if (dropped.length > 0) this.#plans.clear();
     return dropped;
   }
 
@@ -186,7 +193,7 @@ export class AlertEvaluator {
       const labelsOf = d.metrics[metric]?.labels ?? [];
       for (const rule of rules) {
         if (d.metrics[metric]?.kind !== rule.kind) continue; // a descriptor that says otherwise than the catalog
-        const groups = new Map<string, { series: SeriesLabels; indexes: number[] }>();
+        const groups = new Map<string, { series: SeriesLabels; indexes: number[]; inputs: Map<string, AlertInput> }>();
         d.series.forEach(([name, values], i) => {
           if (name !== metric) return;
           const labels: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -194,7 +201,7 @@ export class AlertEvaluator {
           if (!rule.match.every(([l, m]) => m(labels[l] ?? ''))) return;
           const series = rule.group === 'sum' ? {} : { ...labels };
           const id = seriesId(series);
-          const g = groups.get(id) ?? { series, indexes: [] };
+          const g = groups.get(id) ?? { series, indexes: [], inputs: new Map<string, AlertInput>() };
           g.indexes.push(i);
           groups.set(id, g);
         });

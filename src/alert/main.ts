@@ -168,10 +168,13 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
     const schedule = (): void => {
       if (stopped) return;
       const now = Date.now();
+      // evaluated at the tick's own time, not the timer's (a few ms late, by a different amount
+      // each tick): a `for` of 2 s ends on the tick 2 s after the pending one, not one later
+      const tickAt = now - (now % config.everyMs) + config.everyMs;
       timer = setTimeout(() => {
-        running = evaluate(Date.now()).catch((error: unknown) => log.error({ err: error }, 'evaluation failed'));
+        running = evaluate(Math.max(tickAt, Date.now() - config.everyMs)).catch((error: unknown) => log.error({ err: error }, 'evaluation failed'));
         void running.then(schedule);
-      }, config.everyMs - (now % config.everyMs));
+      }, tickAt - now);
     };
     schedule();
     log.info({ rules: config.rules.length, hosts: config.hosts, every_ms: config.everyMs, evaluator: evaluatorId, capture: captureOn ? resolve(config.capture.dir) : false, alertmanager: config.alertmanager.urls }, 'alert evaluator running');

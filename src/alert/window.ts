@@ -7,7 +7,7 @@
  * a counter that went down starts the window again, so no rate is ever
  * negative. Pure.
  */
-import { percentiles, subtract, totalCount, type SparseHistogram } from '../metrics/histogram.js';
+import { indexToRange, type SparseHistogram } from '../metrics/histogram.js';
 import type { Reduce } from './rules.js';
 
 export type SampleValue = number | SparseHistogram;
@@ -132,11 +132,7 @@ export class SampleWindow {
       case 'count':
       case 'quantile': {
         if (n < 2) return undefined;
-        const events = subtract(this.v[n - 1] as SparseHistogram, this.v[0] as SparseHistogram);
-        if (events === undefined) return undefined;
-        if (reduce.kind === 'count') return totalCount(events);
-        const p = percentiles(events, [reduce.q]);
-        return p === undefined ? null : Number(p[0]);
+        return windowQuantile(this.v[n - 1] as SparseHistogram, this.v[0] as SparseHistogram, reduce.kind === 'count' ? undefined : reduce.q);
       }
       case 'age':
         return undefined;
@@ -146,5 +142,61 @@ export class SampleWindow {
 
 function wentDown(prev: SampleValue, next: SampleValue): boolean {
   if (typeof prev === 'number' || typeof next === 'number') return typeof prev === 'number' && typeof next === 'number' && next < prev;
-  return subtract(next, prev) === undefined;
+  return histogramWentDown(prev, next);
+}
+
+/** subtract(next, prev) === undefined without building the difference: another layout, a bucket gone or a count lower. */
+function histogramWentDown(prev: SparseHistogram, next: SparseHistogram): boolean {
+  if (prev.groupingPower !== next.groupingPower || prev.maxValuePower !== next.maxValuePower) return true;
+  let j = 0;
+  for (let i = 0; i < prev.index.length; i++) {
+    const idx = prev.index[i] as number;
+    while (j < next.index.length && (next.index[j] as number) < idx) j++;
+    if (j === next.index.length || next.index[j] !== idx || (next.count[j] as number) < (prev.count[i] as number)) return true;
+  }
+  return false;
+}
+
+/** q as the exact fraction it prints as (0.999 = 999/1000), so a rank is exact integer arithmetic. */
+const fractions = new Map<number, readonly [number, number]>();
+function fractionOf(q: number): readonly [number, number] {
+  let f = fractions.get(q);
+  if (f === undefined) {
+    const digits = /\.(\d+)$/.exec(String(q))?.[1] ?? '';
+    const den = 10 ** digits.length;
+    f = [Math.round(q * den), den];
+    fractions.set(q, f);
+  }
+  return f;
+}
+
+/**
+ * The events between two cumulative histograms (base before last), without
+ * building their difference: their count (q undefined), or the upper bound
+ * of the bucket where rank max(1, ceil(q·N)) falls (percentiles()'s answer);
+ * null when no event, undefined when the counts went down (a reset).
+ */
+function windowQuantile(last: SparseHistogram, base: SparseHistogram, q: number | undefined): number | null | undefined {
+  if (histogramWentDown(base, last)) return undefined;
+  let total = 0;
+  let j = 0;
+  for (let i = 0; i < last.index.length; i++) {
+    let c = last.count[i] as number;
+    if (base.index[j] === last.index[i]) c -= base.count[j++] as number;
+    total += c;
+  }
+  if (q === undefined) return total;
+  if (total === 0) return null;
+  const [num, den] = fractionOf(q);
+  const rank = Math.max(1, Math.ceil((num * total) / den));
+  let cumulative = 0;
+  j = 0;
+  for (let i = 0; i < last.index.length; i++) {
+    let c = last.count[i] as number;
+    if (base.index[j] === last.index[i]) c -= base.count[j++] as number;
+    cumulative += c;
+    if (cumulative >= rank) return Number(indexToRange(last.index[i] as number, last.groupingPower, last.maxValuePower).upper);
+  }
+  return null;
+
 }
