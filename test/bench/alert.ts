@@ -10,13 +10,12 @@
  *     --evaluator tsx, `node --import tsx src/cli/rezolus.ts alert …`).
  *     Figure: from the publish of the first crossing frame to the arrival of
  *     the firing event on rezolus.alerts.>, minus `for`; p50 and max over the
- *     repeats. Split into the wait for the evaluator's next tick (the event's
- *     `at` minus the publish) and tick → event (evaluation, KV
- *     compare-and-set, JetStream publish, delivery). Two frame phases:
- *     `agent`, frames at 20 ms past the whole second (an agent ticks on whole
- *     seconds and the evaluator too, so a frame just misses a tick: the worst
- *     case is the usual one); `spread`, the repeats' phases spread evenly over
- *     the second.
+ *     repeats. Split into publish → judged (the event's `at`: when the
+ *     evaluator decided, at a tick or on the frame's arrival) and judged →
+ *     event (KV compare-and-set, JetStream publish, delivery). Two frame
+ *     phases: `agent`, frames at 20 ms past the whole second, as an agent's
+ *     (an evaluator deciding only on whole-second ticks sees them ~1 s late);
+ *     `spread`, the repeats' phases spread evenly over the second.
  *  2. Scale: SimFleet's 1000 hosts (9 procfs samplers on the fixture root, plus
  *     scheduler_runqueue and blockio_latency histograms added here: 11 frames a
  *     host a second) at 1 Hz, and 20 rules (histogram percentiles, counter
@@ -42,7 +41,7 @@
  * at 1 Hz ≤ 25 % of one core. A measurement, not a test: prints the figures
  * with the CPU model and exits 0 when a target is missed (`TARGET MISSED`).
  *
- *   npx tsx test/bench/alert.ts                                  # both parts, about 8 min
+ *   npx tsx test/bench/alert.ts                                  # both parts, about 7 min
  *   npx tsx test/bench/alert.ts --part latency --repeats 10 --phases agent
  *   npx tsx test/bench/alert.ts --part scale [--warmup 65] [--seconds 60] [--profile]
  *   npx tsx test/bench/alert.ts --part scale --hosts 200 --seconds 20
@@ -264,9 +263,9 @@ interface LatencySample {
   readonly phaseMs: number;
   /** publish → event arrival − for */
   readonly beyondFor: number;
-  /** publish → the evaluation that fired (event `at`) − for */
+  /** publish → the decision that fired (event `at`) − for */
   readonly toTick: number;
-  /** event `at` → arrival */
+  /** event `at` (the decision) → arrival */
   readonly tickToEvent: number;
   /** for > 0: the pending event's `at` → the firing event's `at` */
   readonly held: number;
@@ -360,7 +359,7 @@ async function latencyPart(server: TestNats): Promise<void> {
   }
 
   say('  publish of the first crossing frame → firing event on rezolus.alerts.>, minus for (ms):');
-  say(`  ${'phase'.padEnd(7)} ${'rule'.padEnd(15)} ${'n'.padStart(3)} ${'p50'.padStart(6)} ${'max'.padStart(6)} | to the tick p50/max | tick → event p50/max | pending → firing min/max`);
+  say(`  ${'phase'.padEnd(7)} ${'rule'.padEnd(15)} ${'n'.padStart(3)} ${'p50'.padStart(6)} ${'max'.padStart(6)} | to judged p50/max | judged → event p50/max | pending → firing min/max`);
   let worst = 0;
   for (const phase of phases) {
     const groups = [...Object.keys(LAT_RULES), 'all'];
@@ -379,7 +378,7 @@ async function latencyPart(server: TestNats): Promise<void> {
       );
     }
   }
-  say('  (the evaluator ticks on whole seconds; a frame is seen at the first tick after it arrives, so up to ~1 s beyond for is the design)');
+  say("  (judged: the event's `at`, when the evaluator decided; an evaluator that decides only on its whole-second ticks sees an agent's frame ~1 s late)");
   const held = samples.filter((x) => x.held > (LAT_RULES[x.rule.split(':')[1] as string] ?? 0) + 500);
   if (held.length > 0) {
     say(`  NOTE: in ${held.length} of ${samples.filter((x) => !Number.isNaN(x.held)).length} firings with for = 2s, pending → firing took a tick more than for (${held.map((x) => x.held).join(', ')} ms): the ticks' clock is jittery`);
