@@ -241,11 +241,18 @@ browser.serial("zoomed: each marker at its time's x in its state's colour, on li
     await page.screenshot({ path: join(ARTIFACTS, 'browser-alerts', 'zoomed-cpu.png') });
     // line charts (the section changes in place)
     await page.goto(`${viewer.url}#/host?h=alpha&s=Overview&from=${from}&to=${to}`);
-    const marks = await check(['value', 'rate']);
+    await check(['value', 'rate']);
+    // check() waits for one chart of those kinds; on a loaded machine the memory chart may draw later
+    await page.waitForFunction(
+      (start) => window.__charts.some((c) => c.metric === 'memory_available' && c.result?.start === start && (c.marks ?? []).length === 3),
+      from,
+      { timeout: 30_000 },
+    );
+    const marks = (await markersOn(page, from)).filter((m) => m.kind === 'value' || m.kind === 'rate');
 
     // hover near the firing marker of the memory chart: its tip, and only its chart's
     const mem = marks.find((m) => m.metric === 'memory_available' && m.state === 'firing');
-    t.truthy(mem);
+    t.truthy(mem, `a firing marker on memory_available among ${marks.map((m) => `${m.metric}:${m.state}`).join(' ')}`);
     if (mem === undefined) return;
     await page.mouse.move(mem.over.left + mem.x - 40, mem.over.top + 40);
     await page.mouse.move(mem.over.left + mem.x + 2, mem.over.top + 40);
