@@ -1,24 +1,11 @@
 /** `rezolus alert` and `rezolus alert check` as a user runs them: exit codes and the one line that says what is wrong. */
 import test from 'ava';
-import { spawn } from 'node:child_process';
+import { ROOT, runRezolus } from '../helpers/rezolus-cli.js';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const DIR = mkdtempSync(join(tmpdir(), 'rezolus-alert-cli-'));
-
-function rezolus(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 function file(name: string, text: string): string {
   const path = join(DIR, name);
@@ -27,7 +14,7 @@ function file(name: string, text: string): string {
 }
 
 test('alert check accepts the shipped rules and lists them', async (t) => {
-  const r = await rezolus('alert', 'check', join(ROOT, 'config/alerts.toml'));
+  const r = await runRezolus('alert', 'check', join(ROOT, 'config/alerts.toml'));
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /alerts\.toml: 7 rules found, SUCCESS/);
   t.regex(r.stdout, /runqueue_latency_high: p99\(scheduler_runqueue_latency\) over 10s > 5ms, clears past 2ms for 30s/);
@@ -35,29 +22,29 @@ test('alert check accepts the shipped rules and lists them', async (t) => {
 
 test('alert check refuses a bad rule with exit 2, naming file, rule and key', async (t) => {
   const bad = file('bad.toml', '[[rule]]\nname = "mem"\nmetric = "memory_available"\nreduce = "p99"\nthreshold = "1GiB"\n');
-  const r = await rezolus('alert', 'check', bad);
+  const r = await runRezolus('alert', 'check', bad);
   t.is(r.code, 2);
   t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
   t.regex(r.stderr, /bad\.toml: rule "mem": reduce "p99" does not apply to memory_available, a gauge/);
   const unit = file('unit.toml', '[[rule]]\nname = "rq"\nmetric = "scheduler_runqueue_latency"\nreduce = "p99"\nthreshold = "5MiB"\n');
-  const u = await rezolus('alert', 'check', unit);
+  const u = await runRezolus('alert', 'check', unit);
   t.is(u.code, 2);
   t.regex(u.stderr, /unit\.toml: rule "rq": threshold "5MiB" is not a value for p99 of scheduler_runqueue_latency \(nanoseconds\): write "1ms"/);
-  const none = await rezolus('alert', 'check');
+  const none = await runRezolus('alert', 'check');
   t.is(none.code, 2);
   t.regex(none.stderr, /usage: rezolus alert check FILE/);
 });
 
 test('alert refuses to start without rules, or with a capture directory it cannot write', async (t) => {
   const empty = file('empty.toml', '[general]\nevery = "1s"\n');
-  const r = await rezolus('alert', '--config', empty, '--nats', 'nats://127.0.0.1:1');
+  const r = await runRezolus('alert', '--config', empty, '--nats', 'nats://127.0.0.1:1');
   t.is(r.code, 2);
   t.regex(r.stderr, /empty\.toml has no \[\[rule\]\]: nothing to evaluate/);
   const rules = file('rules.toml', '[[rule]]\nname = "mem"\nmetric = "memory_available"\nreduce = "min"\nop = "<"\nthreshold = "100MiB"\n');
-  const c = await rezolus('alert', '--config', rules, '--nats', 'nats://127.0.0.1:1', '-o', '/proc/rezolus-incidents');
+  const c = await runRezolus('alert', '--config', rules, '--nats', 'nats://127.0.0.1:1', '-o', '/proc/rezolus-incidents');
   t.is(c.code, 2, c.stderr);
   t.regex(c.stderr, /\[capture\] dir \/proc\/rezolus-incidents cannot be written/);
-  const help = await rezolus('alert', '--help');
+  const help = await runRezolus('alert', '--help');
   t.is(help.code, 0);
   t.regex(help.stdout, /rezolus\.alerts\.<host>\.<rule>/);
 });

@@ -1,8 +1,6 @@
 /** `rezolus alert events`: the stream's events one line each, filtered by host, ended by --until. */
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { runRezolus } from '../helpers/rezolus-cli.js';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { ensureAlertStream } from '../../src/alert/bus.js';
@@ -10,18 +8,6 @@ import { alertSubject, transitionEvent, transitionMsgId, type AlertRecord } from
 import { silentLogger } from '../../src/log/logger.js';
 import { startTestNats } from '../helpers/nats.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-
-function rezolus(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 test('alert events prints the stored events one line each, by host, and ends at --until', async (t) => {
   const server = await startTestNats();
@@ -30,7 +16,7 @@ test('alert events prints the stored events one line each, by host, and ends at 
     await nc.close();
     await server.dispose();
   });
-  const empty = await rezolus('alert', 'events', '--nats', server.url, '--until', '0s');
+  const empty = await runRezolus('alert', 'events', '--nats', server.url, '--until', '0s');
   t.is(empty.code, 0, empty.stderr);
   t.regex(empty.stderr, /no alert events since/);
 
@@ -44,15 +30,15 @@ test('alert events prints the stored events one line each, by host, and ends at 
   const records = [base, { ...base, host: 'web-1', summary: 'web-1 low' }];
   for (const r of records) await jetstream(nc).publish(alertSubject(r.host, r.rule), JSON.stringify(transitionEvent(r, '50 MiB', '100MiB')), { msgID: transitionMsgId(r) });
 
-  const all = await rezolus('alert', 'events', '--nats', server.url, '--since', '10m', '--until', '0s');
+  const all = await runRezolus('alert', 'events', '--nats', server.url, '--since', '10m', '--until', '0s');
   t.is(all.code, 0, all.stderr);
   const lines = all.stdout.trim().split('\n');
   t.is(lines.length, 2, all.stdout);
   t.regex(lines[0] ?? '', /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}db-1 {2}memory_low {2}pending -> firing {2}50 MiB \(threshold 100MiB\) {2}db-1 has only 50 MiB available$/);
-  const one = await rezolus('alert', 'events', '--nats', server.url, '--since', '10m', '--until', '0s', '--hosts', 'web-*');
+  const one = await runRezolus('alert', 'events', '--nats', server.url, '--since', '10m', '--until', '0s', '--hosts', 'web-*');
   t.is(one.stdout.trim().split('\n').length, 1, one.stdout);
   t.regex(one.stdout, /web-1 {2}memory_low/);
-  const bad = await rezolus('alert', 'events', '--nats', server.url, '--since', 'yesterday');
+  const bad = await runRezolus('alert', 'events', '--nats', server.url, '--since', 'yesterday');
   t.is(bad.code, 2);
   t.regex(bad.stderr, /--since must be a duration ago/);
 });
