@@ -48,8 +48,11 @@ export class HostWindow {
     // closed while the live part started (the page was left, or a 7th window pushed this one out): no replay
     if (this.#closed) return;
     const nowNs = BigInt(Date.now()) * 1_000_000n;
+    // until the end of this millisecond: Date.now() is whole milliseconds, and a frame stored
+    // within the current one, before the subscription above, would be neither replayed nor
+    // received live (a frame both replayed and received is added once: tracks refuse a time not after the last)
     const replay = new ReplaySource(
-      { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.replayMs) * 1_000_000n, untilNs: nowNs },
+      { bus: this.link, stream: this.stream, hosts: this.host, sinceNs: nowNs - BigInt(this.replayMs) * 1_000_000n, untilNs: nowNs + 999_999n },
       this.log,
     );
     this.#replay = replay;
