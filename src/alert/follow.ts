@@ -5,7 +5,7 @@
  */
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsSecurity } from '../config/nats.js';
-import { hostSelector, hostToken } from '../bus/subjects.js';
+import { hostMatcher } from '../bus/subjects.js';
 import { NatsUnavailableError } from '../errors.js';
 import { silentLogger } from '../log/logger.js';
 import { BusLink } from '../sources/link.js';
@@ -31,9 +31,7 @@ export async function followAlertEvents(o: FollowOptions, onEvent: (e: AlertEven
   } catch (error) {
     throw new NatsUnavailableError(`cannot connect to NATS at ${o.url}: ${(error as Error).message}`, { cause: error });
   }
-  const glob = o.hosts === undefined ? undefined : hostSelector(o.hosts);
-  const named = o.hosts === undefined ? undefined : new Set(o.hosts.split(',').map((h) => hostToken(h.trim())));
-  const wanted = (host: string): boolean => o.hosts === undefined || o.hosts === '*' || (glob !== undefined ? glob(host) : (named?.has(host) ?? true));
+  const wanted = hostMatcher(o.hosts ?? '*');
   let n = 0;
   try {
     let consumer;

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
-import { hostSelector, hostToken } from '../bus/subjects.js';
+import { hostMatcher } from '../bus/subjects.js';
 import type { AlertsConfig } from '../config/alerts.js';
 import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
@@ -121,9 +121,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
 
     const evaluator = new AlertEvaluator(config.rules);
     const rules = new Map(config.rules.map((r) => [r.name, r] as const));
-    const selected = hostSelector(config.hosts);
-    const named = new Set(config.hosts.split(',').map((h) => hostToken(h.trim())));
-    const inScope = (host: string): boolean => (selected !== undefined ? selected(host) : config.hosts === '*' || named.has(host));
+    const inScope = hostMatcher(config.hosts);
     const started = Date.now();
     // alerts left active by an earlier run: their silence counts from now
     const orphans = new Set<string>();

@@ -68,6 +68,20 @@ function hostEntries(pattern: string): string[] {
     .filter((h) => h !== '');
 }
 
+/**
+ * A test on host tokens for a host selection (`*`, names and globs), for a
+ * consumer that receives every host's messages and picks (alert events and
+ * records): names are matched as tokens, so `DB-01` selects `db-01`.
+ */
+export function hostMatcher(pattern: string): (token: string) => boolean {
+  const entries = hostEntries(pattern);
+  if (entries.length === 0 || entries.includes('*')) return () => true;
+  const glob = hostSelector(pattern);
+  if (glob !== undefined) return glob;
+  const names = new Set(entries.map(hostToken));
+  return (token) => names.has(token);
+}
+
 function isGlob(entry: string): boolean {
   return entry !== '*' && entry.includes('*');
 }

@@ -19,7 +19,7 @@ import { openAlertStateBucket } from '../alert/bus.js';
 import { ALERT_STATE_BUCKET, type AlertRecord } from '../alert/contract.js';
 import { AlertStateWatch, type WatchedRecord } from '../alert/state-watch.js';
 import { isStreamNotFound, permissionViolation } from '../bus/api-errors.js';
-import { hostSelector, hostToken } from '../bus/subjects.js';
+import { hostMatcher, hostToken } from '../bus/subjects.js';
 import { escapeLabelValue } from './names.js';
 import { familyDecl } from './plan.js';
 import type { RawFamily } from './render.js';
@@ -33,15 +33,6 @@ const DECL = familyDecl(alertsMetric.name, 'gauge', alertsMetric.unit, alertsMet
 /** The states served; resolved and inactive are not (Prometheus ALERTS shows pending and firing). */
 const SERVED: ReadonlySet<string> = new Set(['pending', 'firing', 'stale']);
 
-/** Whether the exporter's host selection (`*`, or names and globs) takes a host token. */
-export function hostMatcher(pattern: string): (token: string) => boolean {
-  const entries = pattern.split(',').map((h) => h.trim()).filter((h) => h !== '');
-  if (entries.length === 0 || entries.includes('*')) return () => true;
-  const glob = hostSelector(pattern);
-  if (glob !== undefined) return glob;
-  const names = new Set(entries.map(hostToken));
-  return (token) => names.has(token);
-}
 
 /**
  * A key as a Prometheus label name: every character outside [a-zA-Z0-9_]

@@ -12,20 +12,10 @@ import { type Consumer, type ConsumerMessages, DeliverPolicy, jetstream } from '
 import type { Logger } from 'pino';
 import { ALERTS_PREFIX, ALERTS_STREAM } from '../../alert/contract.js';
 import { isStreamNotFound } from '../../bus/api-errors.js';
-import { hostSelector, hostToken } from '../../bus/subjects.js';
+import { hostMatcher } from '../../bus/subjects.js';
 import type { BusLink } from '../../sources/link.js';
 import type { AlertsResult } from '../api.js';
 import { AlertLog, alertSubjectParts, parseAlertEvent } from '../alerts.js';
-
-/** The host tokens of a `--hosts` selection, as a test on an event's host (undefined: every host). */
-function hostPick(hosts: string): ((token: string) => boolean) | undefined {
-  const entries = hosts.split(',').map((h) => h.trim()).filter((h) => h !== '');
-  if (entries.length === 0 || entries.includes('*')) return undefined;
-  const glob = hostSelector(hosts);
-  if (glob !== undefined) return glob;
-  const names = new Set(entries.map(hostToken));
-  return (token) => names.has(token);
-}
 
 export class AlertFeed {
   readonly log: AlertLog;
@@ -39,7 +29,7 @@ export class AlertFeed {
   #streamThere: boolean | undefined;
   /** when the stream stored the last message read (unix ms): a restart reads from there (that message again, dropped as held) */
   #lastStoredMs = 0;
-  readonly #pick: ((token: string) => boolean) | undefined;
+  readonly #pick: (token: string) => boolean;
 
   constructor(
     private readonly link: BusLink,
@@ -48,7 +38,7 @@ export class AlertFeed {
     private readonly logger: Logger,
   ) {
     this.log = new AlertLog(windowMs);
-    this.#pick = hostPick(hosts);
+    this.#pick = hostMatcher(hosts);
   }
 
   setWindow(ms: number): void {
@@ -127,7 +117,7 @@ export class AlertFeed {
 
   #take(subject: string, data: Uint8Array): void {
     const where = alertSubjectParts(subject);
-    if (where !== undefined && this.#pick !== undefined && !this.#pick(where.host)) return;
+    if (where !== undefined && !this.#pick(where.host)) return;
     const now = Date.now();
     const mark = parseAlertEvent(subject, data, now);
     if (mark === undefined) {
