@@ -36,10 +36,10 @@ function missingPackages() {
 
 /**
  * Installs npm packages when node_modules is missing or older than the lock
- * file, or lacks a package that package.json lists (one added without a
- * newer lock). `npm install` rather than `npm ci`: the lock cannot list msgpackr's
- * prebuilt packages for other platforms (the registry here does not serve
- * them), and `npm ci` refuses such a lock; `npm install` follows it.
+ * file, or lacks a package that package.json lists. `npm ci` installs exactly
+ * the lock (which lists every platform's prebuilt packages, so it never
+ * changes); when package.json and the lock disagree (a dependency added
+ * without a new lock), `npm ci` refuses and `npm install` brings them together.
  */
 export function ensureNpm() {
   const lock = join(ROOT, 'package-lock.json');
@@ -47,7 +47,9 @@ export function ensureNpm() {
   const fresh = existsSync(marker) && statSync(marker).mtimeMs >= statSync(lock).mtimeMs;
   const missing = fresh ? missingPackages() : [];
   if (fresh && missing.length === 0) return;
-  say(`installing npm packages (npm install)${missing.length > 0 ? `: ${missing.join(', ')} missing or at another version` : ''}`);
+  say(`installing npm packages (npm ci)${missing.length > 0 ? `: ${missing.join(', ')} missing or at another version` : ''}`);
+  if (run('npm', ['ci', '--no-audit', '--no-fund']) === 0) return;
+  say('npm ci failed (package.json and package-lock.json disagree?); trying npm install');
   if (run('npm', ['install', '--no-audit', '--no-fund']) !== 0) {
     throw new Error('npm install failed; see the output above');
   }
