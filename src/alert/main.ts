@@ -7,15 +7,15 @@
  * (capture.ts) and, with [alertmanager] urls, are forwarded.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, rmdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { hostMatcher } from '../bus/subjects.js';
 import type { AlertsConfig } from '../config/alerts.js';
 import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
+import { unwritableReason } from '../files/writable.js';
 import { BusLink } from '../sources/link.js';
 import { LiveSource } from '../sources/live.js';
 import { AlertmanagerForwarder } from './alertmanager.js';
@@ -35,30 +35,10 @@ export interface RunningAlert {
   stop(): Promise<void>;
 }
 
-/**
- * Checks at start what a capture will need: that a file can be made in the
- * directory (creating it and its parents when missing, to try); what the
- * check made is removed again, so a run with no incident leaves nothing.
- */
+/** Checks at start what a capture will need: that a file can be made in the directory. */
 function checkCaptureDir(dir: string): void {
-  const made: string[] = [];
-  for (let at = resolve(dir); !existsSync(at) && dirname(at) !== at; at = dirname(at)) made.unshift(at);
-  const probe = join(resolve(dir), `.rezolus-probe-${process.pid}`);
-  try {
-    for (const d of made) mkdirSync(d);
-    writeFileSync(probe, '');
-    unlinkSync(probe);
-  } catch (error) {
-    throw new ConfigError(`[capture] dir ${resolve(dir)} cannot be written: ${(error as Error).message} (set [capture] dir or -o, or enabled = false)`);
-  } finally {
-    for (const d of made.reverse()) {
-      try {
-        rmdirSync(d);
-      } catch {
-        // not empty (something else wrote there meanwhile) or already gone: leave it
-      }
-    }
-  }
+  const reason = unwritableReason(dir, true);
+  if (reason !== undefined) throw new ConfigError(`[capture] dir ${reason} (set [capture] dir or -o, or enabled = false)`);
 }
 
 /** How often windows and records that went quiet are dropped, and after how long. */

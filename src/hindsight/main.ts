@@ -6,14 +6,15 @@
  * lost. GET /status reports the window the stream holds (window-status.ts).
  * The HTTP side is built in app.ts and listened on here.
  */
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Subscription } from '@nats-io/nats-core';
 import { checkLookback } from '../bus/replay.js';
 import { HINDSIGHT_CONTROL_SUBJECT } from '../bus/subjects.js';
 import type { HindsightConfig } from '../config/hindsight.js';
-import { BadRequestError, LookbackError, RezolusError } from '../errors.js';
+import { BadRequestError, ConfigError, LookbackError, RezolusError } from '../errors.js';
+import { unwritableReason } from '../files/writable.js';
 import { outputInside } from '../security/output-path.js';
 import { BusLink } from '../sources/link.js';
 import { buildHindsightApp } from './app.js';
@@ -32,6 +33,9 @@ export interface RunningHindsight {
 }
 
 export async function runHindsight(config: HindsightConfig, log: Logger): Promise<RunningHindsight> {
+  // refused now, not with an HTTP 500 during the incident the dump is for
+  const unwritable = unwritableReason(dirname(resolve(config.output)), false);
+  if (unwritable !== undefined) throw new ConfigError(`hindsight output ${config.output}: ${unwritable} (set [general] output, or -o)`);
   const bus = await BusLink.open({ url: config.natsUrl, name: 'rezolus-hindsight', security: config.nats, waitOnFirstConnect: true }, log);
   const nc = bus.nc;
   try {
