@@ -86,6 +86,13 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   process.stdout.write(`${lines.join('\n')}\n`);
   dumpOnHangup(() => running.hindsight.dump('sighup'), log);
   untilSignal(() => running.stop(), log);
+  // never on without its bus: when the private server cannot be kept up, stop and exit 1
+  void running.failed.then(async (error) => {
+    log.fatal({ code: error.code }, error.message);
+    process.stderr.write(`rezolus up: ${error.message}\n`);
+    await running.stop().catch(() => undefined);
+    process.exit(1);
+  });
   return undefined;
 }
 

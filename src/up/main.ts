@@ -1,5 +1,5 @@
+import { mkdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { runAgent, type RunningAgent } from '../agent/main.js';
 import type { AgentConfig } from '../config/agent.js';
@@ -7,7 +7,11 @@ import type { ExporterConfig } from '../config/exporter.js';
 import type { HindsightConfig } from '../config/hindsight.js';
 import { runHindsight, type RunningHindsight } from '../hindsight/main.js';
 import { runExporter, type RunningExporter } from '../exporter/main.js';
-import { startNatsServer, type NatsServer } from './nats-server.js';
+import { join, resolve as resolvePath } from 'node:path';
+import { takeLock } from '../files/lock.js';
+import type { RezolusError } from '../errors.js';
+import { startNatsServer, URL_FILE, type NatsServer } from './nats-server.js';
+import { superviseNatsServer, type SupervisedNats } from './supervise.js';
 import { runViewer, type RunningViewer } from '../viewer/main.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import type { AlertsConfig } from '../config/alerts.js';
@@ -40,8 +44,10 @@ export interface UpOptions {
 
 export interface RunningUp {
   readonly natsUrl: string;
-  /** the private server, when up started one */
+  /** the private server running now, when up started one (restarted when it dies) */
   readonly server: NatsServer | undefined;
+  /** resolves when up cannot go on (its private server could not be kept up); then stop() and exit non-zero */
+  readonly failed: Promise<RezolusError>;
   readonly agent: RunningAgent;
   readonly exporter: RunningExporter;
   readonly hindsight: RunningHindsight;
@@ -50,22 +56,47 @@ export interface RunningUp {
   stop(): Promise<void>;
 }
 
+/** The lock file of a data directory: one `rezolus up` at a time runs its private server there. */
+export const UP_LOCK = 'up.lock';
+
 /**
  * Picks the NATS server: the explicit URL, else a private server of our own,
  * on the configured port, or on a free one when something else holds that
  * port. A server we did not start is never used without a URL: it may be a
- * shared one, and up would create its stream and buckets there.
+ * shared one, and up would create its stream and buckets there. The data
+ * directory is locked first: a second up there is refused with the owner's
+ * pid, while a stale lock (its process gone) is taken over together with
+ * the server that run may have left behind.
  */
-async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; server: NatsServer | undefined }> {
-  if (o.natsUrl !== undefined && o.natsUrl !== '') return { url: o.natsUrl, server: undefined };
-  let port = o.forcePrivatePort ?? o.privatePort;
-  if (o.forcePrivatePort === undefined && port !== 0 && (await portTaken(port))) {
-    log.warn({ port }, `port ${port} is taken (another NATS server?); the private nats-server takes a free port. To use that server instead, pass --nats nats://127.0.0.1:${port}`);
-    port = 0;
+async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; nats: SupervisedNats | undefined; release: () => void }> {
+  if (o.natsUrl !== undefined && o.natsUrl !== '') return { url: o.natsUrl, nats: undefined, release: () => undefined };
+  const dataDir = resolvePath(o.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const release = takeLock(join(dataDir, UP_LOCK), (pid) => {
+    const url = readText(join(dataDir, URL_FILE));
+    return `${dataDir} is in use by another rezolus up (pid ${pid}${url === undefined ? '' : `, NATS ${url}`}): stop that one first, or give this one another --data-dir`;
+  });
+  try {
+    let port = o.forcePrivatePort ?? o.privatePort;
+    if (o.forcePrivatePort === undefined && port !== 0 && (await portTaken(port))) {
+      log.warn({ port }, `port ${port} is taken (another NATS server?); the private nats-server takes a free port. To use that server instead, pass --nats nats://127.0.0.1:${port}`);
+      port = 0;
+    }
+    const nats = await superviseNatsServer(startNatsServer, { binary: o.natsServer, port, dataDir }, log);
+    log.info({ url: nats.url, server_pid: nats.server.pid, store: nats.server.storeDir }, 'started a private nats-server');
+    return { url: nats.url, nats, release };
+  } catch (error) {
+    release();
+    throw error;
   }
-  const server = await startNatsServer({ binary: o.natsServer, port, dataDir: resolve(o.dataDir) });
-  log.info({ url: server.url, server_pid: server.pid, store: server.storeDir }, 'started a private nats-server');
-  return { url: server.url, server };
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when something accepts connections on 127.0.0.1:port. */
@@ -84,7 +115,7 @@ async function portTaken(port: number): Promise<boolean> {
 
 /** The embedded default: NATS (given or started), an agent, an exporter and a hindsight service in this process. */
 export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
-  const { url, server } = await chooseNats(o, log);
+  const { url, nats, release } = await chooseNats(o, log);
   let agent: RunningAgent | undefined;
   let exporter: RunningExporter | undefined;
   let hindsight: RunningHindsight | undefined;
@@ -92,7 +123,7 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
   let alert: RunningAlert | undefined;
   try {
     // The exporter binds its port first, so a busy port fails before anything else starts.
-    const priv = server !== undefined;
+    const priv = nats !== undefined;
     exporter = await runExporter({ ...o.exporter, natsUrl: url, nats: priv ? forPrivateServer(o.exporter.nats) : o.exporter.nats }, log.child({ process: 'exporter' }));
     agent = await runAgent({ ...o.agent, natsUrl: url, nats: priv ? forPrivateServer(o.agent.nats) : o.agent.nats }, log.child({ process: 'agent' }));
     // after the agent: it creates the stream the hindsight service checks
@@ -117,7 +148,10 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
     const [runningAgent, runningExporter, runningHindsight, runningViewer, runningAlert] = [agent, exporter, hindsight, viewer, alert];
     return {
       natsUrl: url,
-      server,
+      get server() {
+        return nats?.server;
+      },
+      failed: nats?.failed ?? new Promise<RezolusError>(() => undefined),
       agent: runningAgent,
       exporter: runningExporter,
       hindsight: runningHindsight,
@@ -129,7 +163,8 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
         await runningHindsight.stop();
         await runningExporter.stop();
         await runningAgent.stop();
-        await server?.stop();
+        await nats?.stop();
+        release();
       },
     };
   } catch (error) {
@@ -138,7 +173,8 @@ export async function runUp(o: UpOptions, log: Logger): Promise<RunningUp> {
     await hindsight?.stop();
     await exporter?.stop();
     await agent?.stop();
-    await server?.stop();
+    await nats?.stop();
+    release();
     throw error;
   }
 }

@@ -22,6 +22,8 @@ export interface NatsServer {
   readonly storeDir: string;
   readonly logFile: string;
   readonly process: ChildProcess;
+  /** resolves when the process has exited, for whatever reason */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
   /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone */
   stop(): Promise<void>;
 }
@@ -51,6 +53,14 @@ export async function natsAnswers(host: string, port: number, timeoutMs = 1000):
     socket.once('data', (d) => done(d.toString('latin1').startsWith('INFO ')));
     socket.connect(port, host);
   });
+}
+
+function pidIn(file: string): number | undefined {
+  try {
+    return Number(readFileSync(file, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
 }
 
 /** The pid of a nats-server running with its store on `dataDir` (from its pid file), if any. */
@@ -125,11 +135,14 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   };
   process.once('exit', killOnExit);
+  child.once('exit', () => process.off('exit', killOnExit));
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   const deadline = Date.now() + (o.startTimeoutMs ?? 10_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
@@ -153,13 +166,17 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     storeDir,
     logFile,
     process: child,
+    exited,
     async stop() {
       process.off('exit', killOnExit);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exited;
-      clearTimeout(timer);
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      // a server killed with SIGKILL leaves its pid file behind
+      if (pidIn(pidFile) === child.pid) rmSync(pidFile, { force: true });
     },
   };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Spool } from '../../src/spool/spool.js';
 import type { FrameRecord, SpoolHeader } from '../../src/spool/spool-format.js';
-import { lockFile } from '../../src/files/lock.js';
+import { lockFile, processStartTime } from '../../src/files/lock.js';
 
 const HEADER: SpoolHeader = {
   v: 1, stream: 'REZOLUS', consumer: 'c', hosts: 'web01', intervalMs: 1000, output: '/x.parquet', startNs: '1', endNs: null, window: 'until stopped',
@@ -91,7 +91,7 @@ test('a lock held by a live process is refused; one left by a dead process is ta
   t.throws(() => lockFile(path), { message: /in use by another recorder \(pid 1/ });
   writeFileSync(`${path}.lock`, '999999999\n');
   const release = lockFile(path);
-  t.is(readFileSync(`${path}.lock`, 'utf8'), `${process.pid}\n`);
+  t.is(readFileSync(`${path}.lock`, 'utf8'), `${process.pid} ${processStartTime(process.pid)}\n`, 'pid and start time (a reused pid is not taken for the owner)');
   release();
   rmSync(dir, { recursive: true });
 });
