@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { RezolusError } from '../errors.js';
+import { ConfigError, RezolusError } from '../errors.js';
+import { unwritableReason } from '../files/writable.js';
 import { BusLink } from '../sources/link.js';
 import type { NatsSecurity } from '../config/nats.js';
 import { AgentData } from './agent-data.js';
@@ -99,6 +100,11 @@ function connecting(location: string, why: () => string | undefined): ViewerData
 }
 
 export async function runViewer(config: ViewConfig, log: Logger): Promise<RunningViewer> {
+  // "save as recording" writes there: refused now rather than when a user clicks it
+  if (config.source.kind === 'live') {
+    const unwritable = unwritableReason(config.saveDir, false);
+    if (unwritable !== undefined) throw new ConfigError(`--save-dir ${config.saveDir}: ${unwritable}`);
+  }
   // files are read before listening: a bad file is a bad argument, not a page
   let stopped = false;
   let lastFailure: string | undefined;

@@ -90,3 +90,9 @@ test('hindsight refuses at start an output directory that does not exist, naming
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('view refuses at start a --save-dir it cannot write to, naming it', async (t) => {
+  const r = await runRezolus('view', '--nats', 'nats://127.0.0.1:1', '--save-dir', '/nonexistent-rezolus-dir');
+  t.is(r.code, 2, r.stderr);
+  t.true(r.stderr.includes('--save-dir /nonexistent-rezolus-dir: directory /nonexistent-rezolus-dir does not exist'), r.stderr);
+});
