@@ -165,7 +165,9 @@ Options:
   --data-dir DIR     store of the private nats-server (default ./data)
   --nats-port PORT   port of the private nats-server, no fallback (0 = any free port)
   --host NAME        host name (default: hostname)
-  --interval DUR     sampler interval and exporter window (default 1s)
+  --interval DUR     interval of every sampler (default: agent.toml's, 1s, with the
+                     burst view's samplers at up.toml's oversample_interval, 100ms)
+  --scrape-interval DUR  exporter window = your Prometheus scrape interval (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hindsight-listen HOST:PORT  hindsight service address (default 127.0.0.1:4243)
   --view-listen HOST:PORT  viewer address (default 127.0.0.1 on a free port; off: no

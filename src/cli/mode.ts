@@ -12,6 +12,7 @@ export const OPTIONS = {
   'log-level': { type: 'string' },
   host: { type: 'string' },
   interval: { type: 'string' },
+  'scrape-interval': { type: 'string' },
   procfs: { type: 'string' },
   sysfs: { type: 'string' },
   listen: { type: 'string' },

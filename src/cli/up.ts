@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { LevelWithSilent } from 'pino';
-import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
+import { AGENT_SPEC, type AgentConfig, loadAgentConfig } from '../config/agent.js';
+import { formatDuration } from '../config/units.js';
 import { EXPORTER_SPEC, loadExporterConfig } from '../config/exporter.js';
 import { HINDSIGHT_SPEC, loadHindsightConfig } from '../config/hindsight.js';
 import { loadAlertsConfig } from '../config/alerts.js';
@@ -11,18 +12,41 @@ import { httpToken } from '../config/http-token.js';
 import type { KeySpec } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
-import { SAMPLER_NAMES } from '../samplers/registry.js';
+import { SAMPLER_NAMES, SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
 import { CONFIG_DIR, configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { dumpOnHangup, untilSignal } from './signals.js';
 
-/** --interval goes to the agent's samplers and the exporter's window; it is checked against the agent's key */
+/** --interval goes to every sampler of the agent, --scrape-interval to the exporter's window */
 const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
+const SCRAPE_INTERVAL = keySpec(EXPORTER_SPEC.general, 'interval');
 const LISTEN = keySpec(EXPORTER_SPEC.general, 'listen');
 const HOSTS = keySpec(EXPORTER_SPEC.general, 'hosts');
 const HINDSIGHT_LISTEN = keySpec(HINDSIGHT_SPEC.http, 'listen');
 const VIEW_LISTEN: KeySpec = { type: 'listen', default: '127.0.0.1:0', doc: 'HOST:PORT of the viewer up serves (a free loopback port by default; "off" for none).' };
+
+/**
+ * The samplers whose counters the exporter's burst view covers, at up.toml's
+ * oversample_interval (none when it is "").
+ */
+function burstSamplers(metrics: readonly string[], intervalMs: number | undefined): { names: string[]; intervals: Record<string, number> | undefined } {
+  if (intervalMs === undefined) return { names: [], intervals: undefined };
+  const wanted = new Set(metrics);
+  const names = SAMPLERS.filter((s) => s.metrics.some((m) => wanted.has(m.name))).map((s) => s.name);
+  return { names, intervals: Object.fromEntries(names.map((n) => [n, intervalMs])) };
+}
+
+/** The banner's line on the burst view: which samplers feed it, how fast, and whether the scrape interval leaves it room. */
+function burstLine(agent: AgentConfig, scrapeMs: number, names: readonly string[]): string[] {
+  const on = names.filter((n) => agent.samplers[n]?.enabled === true);
+  if (on.length === 0) return [];
+  const fastest = Math.min(...on.map((n) => agent.samplers[n]?.intervalMs ?? Number.POSITIVE_INFINITY));
+  if (fastest * 3 > scrapeMs) {
+    return [`  bursts    none: ${on.join(', ')} sample every ${formatDuration(fastest)}, fewer than 3 samples per ${formatDuration(scrapeMs)} scrape (sample faster with --interval, or scrape slower with --scrape-interval)`];
+  }
+  return [`  bursts    ${on.join(', ')} sample every ${formatDuration(fastest)}: <family>_rate{percentile="1"} on /metrics is the fastest ${formatDuration(fastest)} within each ${formatDuration(scrapeMs)} scrape`];
+}
 
 /** A config file of up.toml's that exists, else the built-in defaults. */
 const existing = (path: string | undefined): string | undefined => (path !== undefined && existsSync(path) ? path : undefined);
@@ -35,11 +59,15 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const upFile = configPath('up', flags);
   const up = loadUpConfig(upFile, upFile === undefined ? CONFIG_DIR : undefined);
   const intervalMs = durationFlag(INTERVAL, flags.interval, '--interval');
+  const scrapeMs = durationFlag(SCRAPE_INTERVAL, flags['scrape-interval'], '--scrape-interval');
   const logLevel = levelFlag(flags['log-level']) ?? up.logLevel;
-  const agent = loadAgentConfig(existing(up.agentConfig), SAMPLER_NAMES, { host: flags.host, intervalMs, logLevel });
   const listen = listenFlag(LISTEN, flags.listen, '--listen');
   const hosts = hostsFlag(HOSTS, flags.hosts, '--hosts');
-  const exporter = loadExporterConfig(existing(up.exporterConfig), { listen, hosts: hosts ?? agent.host, intervalMs, logLevel });
+  const exporterFile = existing(up.exporterConfig);
+  const oversampleMetrics = loadExporterConfig(exporterFile).oversampleMetrics;
+  const burst = burstSamplers(oversampleMetrics, up.oversampleIntervalMs);
+  const agent = loadAgentConfig(existing(up.agentConfig), SAMPLER_NAMES, { host: flags.host, intervalMs, samplerIntervalMs: burst.intervals, logLevel });
+  const exporter = loadExporterConfig(exporterFile, { listen, hosts: hosts ?? agent.host, intervalMs: scrapeMs, logLevel });
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
     listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
   });
@@ -80,6 +108,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
     `  exporter  ${running.exporter.url}`,
     ...(running.viewer === undefined ? [] : [`  viewer    ${running.viewer.url}${viewToken === '' ? '' : 'login?token=<REZOLUS_HTTP_TOKEN>'} (the fleet live, each host's last ${Math.round(hindsight.durationMs / 60_000)} min)`]),
     `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
+    ...burstLine(agent, exporter.intervalMs, burst.names),
     ...(alert === undefined ? [] : [`  alerts    ${alert.rules.length} rules of ${alert.file}; events on rezolus.alerts.> (stream REZOLUS_ALERTS), incident files in ${resolve(alert.capture.dir)}`]),
     '  Ctrl-C stops everything started here.',
   ];
@@ -97,6 +126,6 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
 }
 
 export const UP: CliMode = {
-  options: ['config', 'nats', 'log-level', 'host', 'interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen', 'view-listen', 'alerts'],
+  options: ['config', 'nats', 'log-level', 'host', 'interval', 'scrape-interval', 'listen', 'hosts', 'data-dir', 'nats-port', 'hindsight-listen', 'view-listen', 'alerts'],
   run: upMode,
 };

@@ -117,6 +117,8 @@ export interface AgentOverrides {
   readonly host?: string | undefined;
   readonly natsUrl?: string | undefined;
   readonly intervalMs?: number | undefined;
+  /** intervals of named samplers, over their own tables (intervalMs still overrides) */
+  readonly samplerIntervalMs?: Readonly<Record<string, number>> | undefined;
   readonly logLevel?: string | undefined;
 }
 
@@ -130,7 +132,7 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     const own = f.tables.samplers?.[name] ?? {};
     samplers[name] = {
       enabled: (own.enabled ?? s('defaults', 'enabled')) as boolean,
-      intervalMs: o.intervalMs ?? ((own.interval ?? s('defaults', 'interval')) as number),
+      intervalMs: o.intervalMs ?? o.samplerIntervalMs?.[name] ?? ((own.interval ?? s('defaults', 'interval')) as number),
     };
   }
   const host = o.host ?? (s('general', 'host') as string);

@@ -2,6 +2,8 @@ import { dirname, resolve } from 'node:path';
 import type { FileSpec } from './schema.js';
 import { logSection } from './schema.js';
 import { loadConfig } from './load.js';
+import { parseDuration } from './units.js';
+import { ConfigError } from '../errors.js';
 
 export const UP_SPEC: FileSpec = {
   general: {
@@ -12,6 +14,11 @@ export const UP_SPEC: FileSpec = {
       exporter_config: { type: 'string', default: 'exporter.toml', doc: 'Exporter config, relative to this file.' },
       hindsight_config: { type: 'string', default: 'hindsight.toml', doc: 'Hindsight config, relative to this file.' },
       alerts_config: { type: 'string', default: 'alerts.toml', doc: 'Alert rules and evaluator config, relative to this file; "" runs no evaluator. --alerts off overrides.' },
+      oversample_interval: {
+        type: 'string',
+        default: '100ms',
+        doc: 'Sampling interval of the samplers behind the exporter\'s burst view (the counters in [oversample] metrics of exporter.toml: cpu_usage, network_interfaces, blockio_diskstats), so that each scrape interval holds several samples and <family>_rate{percentile="1"} shows the fastest one: a 300 ms burst the 1 s average flattens. Overrides their intervals in agent.toml (a fleet\'s agents keep those); "" leaves agent.toml\'s intervals. --interval (every sampler) overrides this.',
+      },
     },
   },
   nats: {
@@ -33,6 +40,8 @@ export interface UpConfig {
   readonly hindsightConfig: string | undefined;
   /** undefined: the built-in alert defaults (no rules); '' : no evaluator */
   readonly alertsConfig: string | undefined;
+  /** sampling interval of the burst view's samplers; undefined = agent.toml's */
+  readonly oversampleIntervalMs: number | undefined;
   readonly natsUrl: string;
   readonly natsServer: string;
   readonly natsPort: number;
@@ -56,9 +65,18 @@ export function loadUpConfig(path: string | undefined, defaultsDir: string | und
     exporterConfig: rel('exporter_config'),
     hindsightConfig: rel('hindsight_config'),
     alertsConfig: s('general', 'alerts_config') === '' ? '' : rel('alerts_config'),
+    oversampleIntervalMs: oversampleInterval(s('general', 'oversample_interval') as string, f.path),
     natsUrl: s('nats', 'url') as string,
     natsServer: s('nats', 'server') as string,
     natsPort: s('nats', 'port') as number,
     logLevel: s('log', 'level') as string,
   };
+}
+
+/** [general] oversample_interval: "" = none, else a duration of 10 ms or more. */
+function oversampleInterval(raw: string, file: string): number | undefined {
+  if (raw === '') return undefined;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < 10) throw new ConfigError(`${file}: [general] oversample_interval must be "" or a duration of at least 10ms such as "100ms", got ${JSON.stringify(raw)}`);
+  return ms;
 }

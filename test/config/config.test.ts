@@ -309,6 +309,7 @@ test('loadUpConfig resolves the agent and exporter configs relative to up.toml',
     hindsightConfig: join(dir, 'hindsight.toml'),
     alertsConfig: join(dir, 'alerts.toml'),
     natsUrl: '',
+    oversampleIntervalMs: 100,
     natsServer: '/usr/sbin/nats-server',
     natsPort: 0,
     logLevel: 'warn',
@@ -330,6 +331,7 @@ test('loadUpConfig without a file puts the configs in the defaults directory', (
     hindsightConfig: '/opt/rezolus/config/hindsight.toml',
     alertsConfig: '/opt/rezolus/config/alerts.toml',
     natsUrl: '',
+    oversampleIntervalMs: 100,
     natsServer: '/usr/sbin/nats-server',
     natsPort: 4222,
     logLevel: 'info',
@@ -370,4 +372,15 @@ for (const [name, text, patterns] of UP_ERRORS) {
 test('loadUpConfig rejects a missing file', (t) => {
   const path = join(TMP, 'nope', 'up.toml');
   t.throws(() => loadUpConfig(path, undefined), { instanceOf: ConfigError, message: new RegExp(`cannot read config file ${esc(path)}`) });
+});
+
+test('up.toml oversample_interval: "" turns it off, a bad value names the key, and the agent override beats agent.toml but not --interval', (t) => {
+  t.is(loadUpConfig(toml('[general]\noversample_interval = ""\n'), undefined).oversampleIntervalMs, undefined);
+  t.is(loadUpConfig(toml('[general]\noversample_interval = "250ms"\n'), undefined).oversampleIntervalMs, 250);
+  t.throws(() => loadUpConfig(toml('[general]\noversample_interval = "5ms"\n'), undefined), { message: /\[general\] oversample_interval must be "" or a duration of at least 10ms such as "100ms", got "5ms"/ });
+  const file = toml('[samplers.cpu_usage]\ninterval = "2s"\n[samplers.memory_meminfo]\ninterval = "3s"\n');
+  const over = loadAgentConfig(file, SAMPLER_NAMES, { samplerIntervalMs: { cpu_usage: 100 } });
+  t.is(over.samplers.cpu_usage?.intervalMs, 100, 'the override beats the sampler\'s own table');
+  t.is(over.samplers.memory_meminfo?.intervalMs, 3000, 'other samplers keep theirs');
+  t.is(loadAgentConfig(file, SAMPLER_NAMES, { samplerIntervalMs: { cpu_usage: 100 }, intervalMs: 500 }).samplers.cpu_usage?.intervalMs, 500, '--interval beats both');
 });

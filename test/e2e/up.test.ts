@@ -8,6 +8,7 @@ import { freePort } from '../../src/up/nats-server.js';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
+import { until } from '../helpers/until.js';
 
 function alive(pid: number): boolean {
   try {
@@ -74,6 +75,10 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     t.log(`first complete exposition ${firstFullMs} ms after the banner (${cpus.length} CPUs, net ${netdevs.join(',')}, disks ${disks.join(',')})`);
     for (const re of wanted) t.regex(text, re);
     t.true(firstFullMs >= 0 && firstFullMs <= 3000, `metrics took ${firstFullMs} ms`);
+    // the burst view with plain `up`: the cpu, network and disk counters sampled every 100 ms, scraped at 1 s
+    t.regex(stdout, /bursts\s+blockio_diskstats, cpu_usage, network_interfaces sample every 100ms: <family>_rate\{percentile="1"\} on \/metrics is the fastest 100ms within each 1s scrape/);
+    const burst = /^cpu_usage_all_seconds_rate\{host="e2e-live",state="user",percentile="1"\} [\d.e+-]+$/m;
+    t.true(await until(async () => burst.test((text = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text(), () => ''))), 10_000), 'the burst view is served');
     t.deepEqual(checkExposition(text), []);
     const lint = promtoolCheck(text);
     t.is(lint?.status, 0, lint?.output);
