@@ -30,7 +30,7 @@ const METRIC_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export const logSection: SectionSpec = {
-  doc: 'Logging (pino JSON lines on stderr).',
+  doc: 'Logging, on stderr: JSON lines (pino), or human-readable lines when stderr is a terminal; env REZOLUS_LOG_FORMAT=json or human chooses, NO_COLOR drops the colours.',
   keys: { level: { type: 'enum', default: 'info', values: LEVELS, doc: 'One of fatal, error, warn, info, debug, trace, silent.' } },
 };
 

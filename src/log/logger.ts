@@ -1,5 +1,7 @@
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 
+import { humanDestination, wantsHumanLogs } from './human.js';
+
 export type { Logger } from 'pino';
 
 /**
@@ -12,9 +14,14 @@ export type { Logger } from 'pino';
  */
 const SERIALIZERS = { err: pino.stdSerializers.err };
 
-/** The one root logger of a process, to stderr by default; components take `root.child({ component })`. */
-export function createLogger(level: LevelWithSilent = 'info', name = 'rezolus', destination: DestinationStream = pino.destination(2)): Logger {
-  return pino({ name, level, base: { pid: process.pid }, serializers: SERIALIZERS }, destination);
+/**
+ * The one root logger of a process, to stderr by default: JSON lines, or
+ * human lines when stderr is a terminal (REZOLUS_LOG_FORMAT=json|human
+ * decides instead); components take `root.child({ component })`.
+ */
+export function createLogger(level: LevelWithSilent = 'info', name = 'rezolus', destination?: DestinationStream): Logger {
+  const to = destination ?? (wantsHumanLogs() ? humanDestination(2, process.env.NO_COLOR === undefined) : pino.destination(2));
+  return pino({ name, level, base: { pid: process.pid }, serializers: SERIALIZERS }, to);
 }
 
 /** A logger that drops everything, for tests and pure code paths. */
