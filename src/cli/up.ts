@@ -105,7 +105,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
     `rezolus-nats ${VERSION} is up`,
     `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
     `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
-    `  exporter  ${running.exporter.url}`,
+    `  exporter  ${running.exporter.url}${exporter.listen.host === '0.0.0.0' || exporter.listen.host === '::' ? ` (on every interface, ${exporter.listen.host}:${new URL(running.exporter.url).port}: other machines can scrape it; --listen 127.0.0.1:${new URL(running.exporter.url).port} keeps it local)` : ''}`,
     ...(running.viewer === undefined ? [] : [`  viewer    ${running.viewer.url}${viewToken === '' ? '' : 'login?token=<REZOLUS_HTTP_TOKEN>'} (the fleet live, each host's last ${Math.round(hindsight.durationMs / 60_000)} min)`]),
     `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
     ...burstLine(agent, exporter.intervalMs, burst.names),
