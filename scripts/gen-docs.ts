@@ -152,6 +152,12 @@ function alertsToml(overrides: Overrides = {}, why = ''): string {
   return tomlFile('rezolus alert (rules: `rezolus alert check FILE` validates a file)', ALERTS_SPEC, [rules], overrides, why);
 }
 
+/** A ConfigMap of config files, each a block scalar (k8s/: mounted at /etc/rezolus/cluster). */
+function configMapYaml(name: string, files: Readonly<Record<string, string>>): string {
+  const data = Object.entries(files).map(([key, text]) => `  ${key}: |\n${text.trimEnd().split('\n').map((l) => (l === '' ? '' : `    ${l}`)).join('\n')}`);
+  return [`# ${GENERATED} Source: config/cluster/.`, '# To change a setting, edit a copy, or the applied object (kubectl edit configmap rezolus-config).', 'apiVersion: v1', 'kind: ConfigMap', 'metadata:', `  name: ${name}`, '  labels:', '    app.kubernetes.io/name: rezolus', 'data:', ...data, ''].join('\n');
+}
+
 /** Every generated file, relative to the repository root. */
 export function generatedFiles(): Record<string, string> {
   return {
@@ -164,6 +170,10 @@ export function generatedFiles(): Record<string, string> {
     'config/alerts.toml': alertsToml(),
     'config/cluster/agent.toml': agentToml(CLUSTER_OVERRIDES.agent, CLUSTER_WHY),
     'config/cluster/alerts.toml': alertsToml(CLUSTER_OVERRIDES.alerts, CLUSTER_WHY),
+    'k8s/configmap.yaml': configMapYaml('rezolus-config', {
+      'agent.toml': agentToml(CLUSTER_OVERRIDES.agent, CLUSTER_WHY),
+      'alerts.toml': alertsToml(CLUSTER_OVERRIDES.alerts, CLUSTER_WHY),
+    }),
   };
 }
 
