@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import * as appsV1 from 'kubernetes-models/apps/v1';
 import * as coreV1 from 'kubernetes-models/v1';
-import { bin, COMPOSE_ENV, COMPOSE_FILE, DOCKER_DIR, K8S_DIR, k8sFiles, parseUnit, ROOT, run, SYSTEMD_DIR, unitFiles } from './manifests.js';
+import { bin, COMPOSE_ENV, COMPOSE_FILE, DOCKER_DIR, K8S_DIR, k8sFiles, parseUnit, ROOT, run, SYSTEMD_DIR, unitFiles } from '../helpers/deploy.js';
 
 let dir: string;
 test.before(() => {

@@ -9,6 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { ROOT } from '../../scripts/gen-docs.js';
+import type { Mode } from '../../src/cli/help.js';
+import { MODES, parseMode } from '../../src/cli/main.js';
 
 export { ROOT };
 export const DOCKER_DIR = join(ROOT, 'docker');
@@ -165,4 +167,16 @@ export function k8sCommands(): CommandLine[] {
 export function flagValue(args: readonly string[], flag: string): string | undefined {
   const i = args.indexOf(flag);
   return i < 0 ? undefined : args[i + 1];
+}
+
+/** The problem `rezolus ARGS` has with its arguments before running anything, or '' */
+export function parseProblem(args: readonly string[]): string {
+  const [mode, ...rest] = args;
+  if (mode === undefined || !Object.hasOwn(MODES, mode)) return `unknown mode ${mode}`;
+  try {
+    parseMode(mode as Mode, MODES[mode as Mode], rest);
+    return '';
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
