@@ -9,6 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { loadAgentConfig } from '../../src/config/agent.js';
+import { loadAlertsConfig } from '../../src/config/alerts.js';
+import { metricCatalog } from '../../src/samplers/catalog.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
@@ -104,4 +106,13 @@ test('services that need each other wait for each other to be healthy', (t) => {
   }
   t.is(services.prometheus?.depends_on?.exporter?.condition, 'service_healthy');
   for (const n of ['nats-1', 'nats-2', 'nats-3']) t.truthy(services[n]?.healthcheck, n);
+});
+
+test('the cluster configs the fleet files name keep the stream, buckets and alert events at 3 replicas', (t) => {
+  const agent = loadAgentConfig(join(ROOT, 'config/cluster/agent.toml'), SAMPLER_NAMES);
+  t.is(agent.stream.replicas, 3);
+  const alerts = loadAlertsConfig(join(ROOT, 'config/cluster/alerts.toml'), metricCatalog());
+  t.is(alerts.replicas, 3);
+  t.true(alerts.rules.length > 0, 'with the shipped rules');
+  t.is(loadAgentConfig(join(ROOT, 'config/agent.toml'), SAMPLER_NAMES).stream.replicas, 1, 'config/agent.toml stays at 1 (one server)');
 });
