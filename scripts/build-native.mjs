@@ -116,7 +116,7 @@ function bpfObjects() {
 }
 
 /**
- * The addon, with the node-gyp npm ships (headers from /usr: nothing is
+ * The addon, with the node-gyp npm ships (Node's own headers: nothing is
  * downloaded). Rebuilt when a source changed or Node's ABI is not the one it
  * was built for (`build/Release/.abi`).
  */
@@ -132,8 +132,15 @@ function addon() {
     say(`node-gyp not found at ${gyp}: the native addon is not built, BPF and perf samplers will be unsupported`);
     return false;
   }
+  // Node's headers beside its binary: /usr/include/node for Debian's /usr/bin/node,
+  // /usr/local/include/node in the official Docker images (docker/Dockerfile)
+  const nodeDir = dirname(dirname(process.execPath));
+  if (!existsSync(join(nodeDir, 'include', 'node', 'node_api.h'))) {
+    say(`Node's headers are not in ${join(nodeDir, 'include', 'node')}: the native addon is not built, BPF and perf samplers will be unsupported`);
+    return false;
+  }
   say('building the native addon (node-gyp)');
-  const r = run(process.execPath, [gyp, 'rebuild', '--nodedir=/usr', '--loglevel=warn'], { cwd: join(ROOT, 'native') });
+  const r = run(process.execPath, [gyp, 'rebuild', `--nodedir=${nodeDir}`, '--loglevel=warn'], { cwd: join(ROOT, 'native') });
   if (!r.ok) {
     rmSync(target, { force: true });
     say(`native addon build failed:\n${r.err.trim()}`);

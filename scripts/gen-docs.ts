@@ -4,7 +4,7 @@
  * commented config/*.toml from the config schemas. `npm run docs` writes
  * them; test/docs.test.ts fails when one is stale.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AGENT_SPEC, SAMPLER_KEYS } from '../src/config/agent.js';
@@ -43,22 +43,35 @@ function tomlSection(name: string, section: SectionSpec, values: Record<string, 
   return lines.join('\n');
 }
 
-function tomlFile(title: string, spec: FileSpec, extra: string[] = []): string {
+/** Values that differ from the defaults, by section and key. */
+type Overrides = Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+
+function tomlFile(title: string, spec: FileSpec, extra: string[] = [], overrides: Overrides = {}, why = ''): string {
+  const changed = Object.entries(overrides).flatMap(([section, keys]) => Object.keys(keys).map((k) => `[${section}] ${k}`));
   const head = [
     `# ${title}`,
-    '# Every key is shown at its default. Generated from the schema in src/config by `npm run docs`,',
+    ...(changed.length === 0
+      ? ['# Every key is shown at its default. Generated from the schema in src/config by `npm run docs`,']
+      : [`# ${why}: ${changed.join(', ')} as below.`, '# Every other key is shown at its default. Generated from the schema in src/config by `npm run docs`,']),
     '# which rewrites this file: to change a setting, copy it elsewhere, edit the copy and pass it',
     '# with --config.',
   ].join('\n');
-  const body = Object.entries(spec).map(([name, s]) => tomlSection(name, s));
+  const body = Object.entries(spec).map(([name, s]) => tomlSection(name, s, overrides[name]));
   return `${[head, ...body, ...extra].join('\n\n')}\n`;
 }
 
-export function agentToml(): string {
+/** What a fleet behind a 3-node NATS cluster changes (config/cluster/, used by docker/, systemd/ and k8s/). */
+export const CLUSTER_OVERRIDES = {
+  agent: { stream: { replicas: 3 } },
+  alerts: { general: { replicas: 3 } },
+} as const;
+const CLUSTER_WHY = 'For a 3-node NATS cluster, which keeps every stream and bucket on all three nodes';
+
+export function agentToml(overrides: Overrides = {}, why = ''): string {
   const samplers = SAMPLERS.map((s) =>
     [`# ${s.description}`, `[samplers.${s.name}]`, ...Object.entries(SAMPLER_KEYS.keys).map(([k, spec]) => `${k} = ${tomlValue(spec)}`)].join('\n'),
   );
-  return tomlFile('rezolus agent', AGENT_SPEC, [`# ${SAMPLER_KEYS.doc} Keys left out take [defaults].`, ...samplers]);
+  return tomlFile('rezolus agent', AGENT_SPEC, [`# ${SAMPLER_KEYS.doc} Keys left out take [defaults].`, ...samplers], overrides, why);
 }
 
 function cell(text: string): string {
@@ -134,6 +147,17 @@ export function subjectsMd(): string {
   return `${out.join('\n')}\n`;
 }
 
+function alertsToml(overrides: Overrides = {}, why = ''): string {
+  const rules = readFileSync(join(ROOT, 'src/alert/default-rules.toml'), 'utf8').trimEnd();
+  return tomlFile('rezolus alert (rules: `rezolus alert check FILE` validates a file)', ALERTS_SPEC, [rules], overrides, why);
+}
+
+/** A ConfigMap of config files, each a block scalar (k8s/: mounted at /etc/rezolus/cluster). */
+function configMapYaml(name: string, files: Readonly<Record<string, string>>): string {
+  const data = Object.entries(files).map(([key, text]) => `  ${key}: |\n${text.trimEnd().split('\n').map((l) => (l === '' ? '' : `    ${l}`)).join('\n')}`);
+  return [`# ${GENERATED} Source: config/cluster/.`, '# To change a setting, edit a copy, or the applied object (kubectl edit configmap rezolus-config).', 'apiVersion: v1', 'kind: ConfigMap', 'metadata:', `  name: ${name}`, '  labels:', '    app.kubernetes.io/name: rezolus', 'data:', ...data, ''].join('\n');
+}
+
 /** Every generated file, relative to the repository root. */
 export function generatedFiles(): Record<string, string> {
   return {
@@ -143,12 +167,19 @@ export function generatedFiles(): Record<string, string> {
     'config/exporter.toml': tomlFile('rezolus exporter', EXPORTER_SPEC),
     'config/up.toml': tomlFile('rezolus up (the embedded default)', UP_SPEC),
     'config/hindsight.toml': tomlFile('rezolus hindsight', HINDSIGHT_SPEC),
-    'config/alerts.toml': tomlFile('rezolus alert (rules: `rezolus alert check FILE` validates a file)', ALERTS_SPEC, [readFileSync(join(ROOT, 'src/alert/default-rules.toml'), 'utf8').trimEnd()]),
+    'config/alerts.toml': alertsToml(),
+    'config/cluster/agent.toml': agentToml(CLUSTER_OVERRIDES.agent, CLUSTER_WHY),
+    'config/cluster/alerts.toml': alertsToml(CLUSTER_OVERRIDES.alerts, CLUSTER_WHY),
+    'k8s/configmap.yaml': configMapYaml('rezolus-config', {
+      'agent.toml': agentToml(CLUSTER_OVERRIDES.agent, CLUSTER_WHY),
+      'alerts.toml': alertsToml(CLUSTER_OVERRIDES.alerts, CLUSTER_WHY),
+    }),
   };
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const [path, text] of Object.entries(generatedFiles())) {
+    mkdirSync(dirname(join(ROOT, path)), { recursive: true });
     writeFileSync(join(ROOT, path), text);
     process.stdout.write(`wrote ${path}\n`);
   }

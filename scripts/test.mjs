@@ -13,6 +13,10 @@ const missing = ensureDebian([
   ['/usr/bin/prometheus-alertmanager', 'prometheus-alertmanager'], // test/alert/alertmanager.test.ts
   // the viewer's browser tests (test/helpers/browser.ts; playwright-core drives it)
   ['/usr/bin/chromium', 'chromium'],
+  // test/deploy/: the validators of docker/, systemd/ and k8s/ (systemd-analyze comes with systemd)
+  ['/usr/bin/docker-compose', 'docker-compose'],
+  ['/usr/bin/shellcheck', 'shellcheck'],
+  ['/usr/bin/systemd-analyze', 'systemd'],
 ]);
 if (missing.length > 0) process.stderr.write(`[test] tests that need ${missing.join(', ')} will fail\n`);
 buildNative();

@@ -17,7 +17,7 @@ import { RECORD } from './record.js';
 import { UP } from './up.js';
 import { VIEW } from './view.js';
 
-const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW, alert: ALERT };
+export const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW, alert: ALERT };
 
 /**
  * `--interval -1s` as `--interval=-1s`: parseArgs takes a value that starts
@@ -40,7 +40,7 @@ function joinNegativeValues(args: readonly string[]): string[] {
 }
 
 /** The mode's arguments as a context; throws Error with the usage message. */
-function parseMode(m: Mode, mode: CliMode, rest: readonly string[]): CliContext {
+export function parseMode(m: Mode, mode: CliMode, rest: readonly string[]): CliContext {
   // record wraps a command given after `--`
   const dashes = mode.wrapsCommand === true ? rest.indexOf('--') : -1;
   let own = dashes === -1 ? rest : rest.slice(0, dashes);

@@ -6,7 +6,7 @@
  *   npx tsx test/bench/failover.ts [--kills N] [--buffer-mib M]
  *
  * Part 1 runs an agent in this process (fixture root, 10 Hz, every procfs
- * sampler) against a cluster started from config/cluster/*.conf, kills the
+ * sampler) against a cluster started from docker/nats/cluster.conf, kills the
  * stream leader N times (restarting it and waiting for it to be current in
  * between) and samples the publisher every 20 ms. stall = the longest time
  * without a single ack around the kill; catch-up = from the kill until the

@@ -1,5 +1,5 @@
 /**
- * Issue 7, part 2: three nats-server processes from config/cluster form a
+ * Issue 7, part 2: three nats-server processes from docker/nats/cluster.conf form a
  * JetStream cluster; the stream has 3 replicas. The stream leader is killed
  * with kill -9 while an agent publishes and an exporter and a recorder
  * consume: no frame is lost or stored twice, the exporter keeps serving, and

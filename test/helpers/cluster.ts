@@ -1,13 +1,15 @@
 /**
- * A 3-node JetStream cluster on loopback, started from the documented
- * config/cluster/n{1,2,3}.conf with only ports, route hosts and store dirs
- * replaced, so the test proves the files users copy.
+ * A 3-node JetStream cluster on loopback, started from the shipped
+ * docker/nats/cluster.conf with the environment docker/compose.yaml gives each
+ * node (NATS_NAME, NATS_ROUTE_PASSWORD, NATS_ROUTES), with only the ports, the
+ * route hosts and the store dirs replaced, so the tests prove the files users run.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
+import { loadCompose } from './deploy.js';
 import { freePort, natsAnswers } from '../../src/up/nats-server.js';
 import { NATS_SERVER_BIN, reapOrphans } from './nats.js';
 
@@ -26,6 +28,8 @@ export interface ClusterNode {
   readonly storeDir: string;
   /** the monitoring port (/jsz answers for this node's own replicas) */
   readonly httpPort: number;
+  /** NATS_NAME, NATS_ROUTE_PASSWORD and NATS_ROUTES as compose.yaml gives them, routes on loopback */
+  readonly env: Readonly<Record<string, string>>;
   process: ChildProcess;
 }
 
@@ -41,16 +45,27 @@ export interface TestCluster {
   dispose(): Promise<void>;
 }
 
-/** The documented node config with this machine's ports and paths. */
-export function localConfig(text: string, o: { port: number; httpPort: number; routePort: number; routePorts: readonly number[]; storeDir: string }): string {
+export const CLUSTER_CONF = join(ROOT, 'docker', 'nats', 'cluster.conf');
+
+/** The shipped node config with this machine's ports and store (the route URLs are in NATS_ROUTES). */
+export function localConfig(text: string, o: { port: number; httpPort: number; routePort: number; storeDir: string }): string {
   const out = text
     .replace(/^listen: .*$/m, `listen: 127.0.0.1:${o.port}`)
     .replace(/^http: .*$/m, `http: 127.0.0.1:${o.httpPort}`)
     .replace(/store_dir: .*$/m, `store_dir: ${JSON.stringify(o.storeDir)}`)
-    .replace(/^(\s+)listen: .*$/m, `$1listen: 127.0.0.1:${o.routePort}`)
-    .replace(/nats-route:\/\/([^@\s]+@)?nats-(\d):6222/g, (_m, auth: string | undefined, i: string) => `nats-route://${auth ?? ''}127.0.0.1:${o.routePorts[Number(i) - 1] ?? 0}`);
-  for (const port of [o.port, o.httpPort, o.routePort]) if (!out.includes(`:${port}`)) throw new Error(`config/cluster: could not place port ${port}`);
+    .replace(/^(\s+)listen: .*$/m, `$1listen: 127.0.0.1:${o.routePort}`);
+  for (const port of [o.port, o.httpPort, o.routePort]) if (!out.includes(`:${port}`)) throw new Error(`docker/nats/cluster.conf: could not place port ${port}`);
   return out;
+}
+
+/** A node's environment from compose.yaml, its route URLs pointed at the loopback route ports. */
+export function nodeEnv(name: string, routePorts: readonly number[]): Record<string, string> {
+  const service = loadCompose().services[`nats-${name.slice(1)}`];
+  const env = service?.environment ?? {};
+  const routes = env.NATS_ROUTES ?? '';
+  const local = routes.replace(/@nats-(\d):6222/g, (_m, i: string) => `@127.0.0.1:${routePorts[Number(i) - 1] ?? 0}`);
+  if (env.NATS_NAME !== name || local === routes) throw new Error(`docker/compose.yaml: nats-${name.slice(1)} has no NATS_NAME ${name} or no routes to nats-N:6222`);
+  return { NATS_NAME: env.NATS_NAME, NATS_ROUTE_PASSWORD: env.NATS_ROUTE_PASSWORD ?? '', NATS_ROUTES: local };
 }
 
 async function waitListening(port: number, child: ChildProcess, ms: number): Promise<void> {
@@ -63,22 +78,29 @@ async function waitListening(port: number, child: ChildProcess, ms: number): Pro
   throw new Error(`nats-server on ${port} did not answer within ${ms} ms`);
 }
 
-export async function startCluster(): Promise<TestCluster> {
+export interface ClusterOptions {
+  /** the text of auth.conf, the client users the config includes (default: the shipped docker/nats/auth.conf, none) */
+  readonly auth?: string;
+}
+
+export async function startCluster(o: ClusterOptions = {}): Promise<TestCluster> {
   const dir = mkdtempSync(DIR_PREFIX);
   const ports = await Promise.all([0, 1, 2].map(() => freePort()));
   const routePorts = await Promise.all([0, 1, 2].map(() => freePort()));
   const httpPorts = await Promise.all([0, 1, 2].map(() => freePort()));
   const nodes: ClusterNode[] = [];
   const launch = (node: Omit<ClusterNode, 'process'>): ChildProcess =>
-    spawn(NATS_SERVER_BIN, ['-c', node.configFile, '-l', join(dir, `${node.name}.log`)], { stdio: 'ignore' });
+    spawn(NATS_SERVER_BIN, ['-c', node.configFile, '-l', join(dir, `${node.name}.log`)], { stdio: 'ignore', env: { PATH: process.env.PATH, ...node.env } });
+  const text = readFileSync(CLUSTER_CONF, 'utf8');
+  // the config includes auth.conf from its own directory
+  writeFileSync(join(dir, 'auth.conf'), o.auth ?? readFileSync(join(dirname(CLUSTER_CONF), 'auth.conf'), 'utf8'));
   for (let i = 0; i < 3; i++) {
     const name = `n${i + 1}`;
     const storeDir = join(dir, name);
     mkdirSync(storeDir);
-    const text = readFileSync(join(ROOT, 'config', 'cluster', `${name}.conf`), 'utf8');
     const configFile = join(dir, `${name}.conf`);
-    writeFileSync(configFile, localConfig(text, { port: ports[i] as number, httpPort: httpPorts[i] as number, routePort: routePorts[i] as number, routePorts, storeDir }));
-    const base = { name, port: ports[i] as number, configFile, storeDir, httpPort: httpPorts[i] as number };
+    writeFileSync(configFile, localConfig(text, { port: ports[i] as number, httpPort: httpPorts[i] as number, routePort: routePorts[i] as number, storeDir }));
+    const base = { name, port: ports[i] as number, configFile, storeDir, httpPort: httpPorts[i] as number, env: nodeEnv(name, routePorts) };
     nodes.push({ ...base, process: launch(base) });
   }
   const self: TestCluster = {
