@@ -219,8 +219,13 @@ async function read(nc: NatsConnection, o: GatherOptions): Promise<BusSnapshot> 
     throw error;
   }
   const wanted = hostMatcher(o.hosts);
+  const frames = frameSubjects(js, info, filter, wanted).catch((error: unknown) => {
+    const refused = permissionViolation(error);
+    if (refused === undefined) throw error;
+    throw new RezolusError('NATS_PERMISSION', `this NATS user may not read the newest frames of stream ${o.stream} with a consumer (${refused.message})`, { cause: error });
+  });
   const [subjects, status, alert, consumerList] = await Promise.all([
-    frameSubjects(js, info, filter, wanted),
+    frames,
     statuses(js, wanted),
     alerts(js, wanted),
     consumers(jsm, o.stream),

@@ -13,6 +13,7 @@
  * The consumer is deleted at the end (an ordered consumer otherwise lingers
  * for its inactive threshold, 5 minutes).
  */
+import { randomBytes } from 'node:crypto';
 import { DeliverPolicy, type JetStreamClient, type JsMsg } from '@nats-io/jetstream';
 import { NatsUnavailableError } from '../errors.js';
 
@@ -33,7 +34,8 @@ export interface ScanOptions {
 /** Hands the newest message of each subject to `take`; resolves with how many were read. */
 export async function scanLastPerSubject(js: JetStreamClient, o: ScanOptions, take: (m: JsMsg) => void): Promise<number> {
   const consumer = await js.consumers.get(o.stream, {
-    name_prefix: SCAN_PREFIX,
+    // the client numbers its ordered consumers from 1 in each process: two runs at once need names of their own
+    name_prefix: `${SCAN_PREFIX}_${randomBytes(6).toString('hex')}`,
     deliver_policy: DeliverPolicy.LastPerSubject,
     filter_subjects: o.filter,
     headers_only: o.headersOnly,
