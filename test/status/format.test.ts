@@ -5,6 +5,7 @@ import { formatStatus, summaryLine, table } from '../../src/status/format.js';
 import { parseAgentStatus, type AgentStatusRecord } from '../../src/status/record.js';
 import type { BusSnapshot, StreamSnapshot, SubjectSnapshot } from '../../src/status/snapshot.js';
 import { formatAge } from '../../src/status/units.js';
+import { HELP } from '../../src/cli/help.js';
 
 const AT = Date.parse('2026-11-22T10:15:00Z');
 const SILENT = { silentAfterMs: 30_000, hosts: '*' };
@@ -234,4 +235,25 @@ test('parseAgentStatus reads the agent record and tolerates what it does not kno
 
 test('table pads columns, right-aligns numbers and leaves no trailing space', (t) => {
   t.deepEqual(table(['A', 'NUM', 'B'], [['long', '1', ''], ['x', '1,000', 'y']], ['l', 'r', 'l']), ['A       NUM  B', 'long      1', 'x     1,000  y']);
+});
+
+test('rezolus --help lists the mode, and rezolus status --help names every field --json writes', (t) => {
+  t.regex(HELP.main, /\n {2}status {5}the fleet at a glance/);
+  const r = assessStatus(fleet(), SILENT);
+  const keys = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) for (const x of v) walk(x);
+    else if (typeof v === 'object' && v !== null) {
+      for (const [k, x] of Object.entries(v)) {
+        keys.add(k);
+        walk(x);
+      }
+    }
+  };
+  // every optional part present once
+  walk({ ...r, stream: assessStatus({ ...fleet(), stream: { ...STREAM, cluster: { name: 'c', leader: 'n1', replicas: [{ name: 'n2', current: true, offline: false, lag: 0, activeMs: 1 }] } } }, SILENT).stream });
+  const fields = HELP.status.slice(HELP.status.indexOf('--json fields'));
+  const missing = [...keys].filter((k) => !new RegExp(`\\b${k}\\b`).test(fields));
+  t.deepEqual(missing, [], 'fields of the report the help does not name');
+  t.true(keys.size > 50, `${keys.size} keys walked`);
 });
