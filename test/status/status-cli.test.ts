@@ -138,7 +138,7 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   t.regex(lines[1] ?? '', /^4 hosts: 1 ok, 1 silent, 1 stopped, 1 with a failed sampler; 1 alert firing$/, table.stdout);
   const rows = lines.slice(lines.findIndex((l) => l.startsWith('HOST ')) + 1).slice(0, 4);
   t.deepEqual(rows.map((r) => r.split(/\s+/)[0]), ['sim-000', 'db-1', 'web-2', 'web-1'], table.stdout);
-  t.regex(rows[0] ?? '', /^sim-000\s+silent \d+(\.\d)?s\s/);
+  t.regex(rows[0] ?? '', /^sim-000\s+silent [\d.smh]+\s/);
   t.regex(rows[1] ?? '', /^db-1\s+stopped [\d.smh]+ ago\s/);
   t.regex(rows[2] ?? '', /^web-2\s+1 sampler failed\s+[\d.]+s ago\s+[\d,]+\s+1\s+1\s+\d+\s+none\s+\S+ [0-9a-f]{8}$/);
   t.regex(rows[3] ?? '', /^web-1\s+ok\s+[\d.]+s ago\s+[\d,]+\s+2\s+0\s+\d+\s+1 firing\s/);
