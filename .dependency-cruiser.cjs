@@ -19,6 +19,7 @@ const CONSUMERS = [
   '^src/recording/',
   '^src/spool/',
   '^src/files/',
+  '^src/status/',
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view' | 'alert';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view' | 'alert' | 'status';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -37,6 +37,58 @@ Options:
   --stream NAME      the frames stream captures read (default REZOLUS)
   -o, --output DIR   directory of incident captures (default [capture] dir, incidents)
 ${common('alert', "up's private server here, else nats://127.0.0.1:4222").replace('config/alert.toml', 'config/alerts.toml')}`,
+  status: `Usage: rezolus status [--hosts PATTERN] [--json] [options]
+
+The fleet at a glance, read from the bus in a few requests whatever its
+size: one row per host (problems first: silent, stopped, a failed
+sampler, firing alerts), with its last frame's age, the frames the stream
+holds of it, its samplers ok/failed/off (from the agent's status record in
+KV rezolus_status; off = disabled or unsupported), its alerts (KV
+rezolus_alert_state) and its agent's version and instance; below it the
+failed and degraded samplers with the agent's reason. Then the stream:
+the window it holds (oldest and newest message), messages, bytes, its
+max_age / max_bytes limits, replicas and cluster leader; then each
+durable consumer with its lag (pending + ack pending), redeliveries and
+last activity.
+
+A host is silent when its newest frame is older than --silent-after (or
+the window has none), stopped when its agent stopped cleanly.
+
+Exit status: 0 when every selected host is fresh and no sampler failed;
+1 when a host is silent or stopped, a sampler failed or no host was found,
+and when NATS does not answer or the stream does not exist (one line on
+stderr); 2 on bad usage.
+
+Options:
+  --hosts PATTERN    "*" (default) or host names and globs such as web-*
+  --json             the report as JSON instead of the table (below)
+  --silent-after DUR a host without a frame for longer is silent (default 30s,
+                     as the shipped host_silent alert rule)
+  --stream NAME      the stream (default REZOLUS)
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default:
+                     npm start's private server, from ./data/nats.url, else
+                     ${NATS_DEFAULT})
+${ONE_SHOT_SECURITY}
+  --log-level LEVEL  fatal, error, warn, info, debug, trace or silent (default warn)
+  -h, --help         this text
+
+--json fields (snake_case; times RFC 3339 UTC, ages and durations in
+seconds, null where there is nothing to tell):
+  v (1), at, nats, hosts_selected, silent_after_s, ok (false: exit 1)
+  summary       hosts, ok, failed, silent, stopped, alerts_firing, alerts_pending
+  hosts[]       host, state (ok | failed | silent | stopped), problem,
+                last_frame, last_frame_age_s, frames,
+                agent {state, version, instance, started, updated, updated_age_s} | null,
+                samplers {ok, failed, off, other} | null,
+                sampler_states[] {name, state, reason, error, interval_ms, last_frame_age_s},
+                alerts {firing, pending, firing_rules, pending_rules} | null
+  stream        name, subjects, messages, bytes, subject_count, first, last,
+                window_s, max_age_s, max_bytes, max_msgs_per_subject, replicas,
+                cluster {name, leader, replicas[] {name, current, offline, lag, active_s}} | null
+  consumers[]   name, durable, filter, lag, pending, ack_pending, redelivered,
+                waiting, last_active, last_active_age_s (durable consumers only)
+  ephemeral_consumers, notes[] (parts this NATS user could not read)
+`,
   view: `Usage: rezolus view [options]                      the live bus: every host
        rezolus view [options] FILE.parquet         a recording or a hindsight dump
        rezolus view [options] A.parquet B.parquet  two recordings compared (or name=path)
@@ -107,6 +159,7 @@ Modes:
   hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)
   view       a web viewer: the live fleet, a recording, two recordings compared, or an agent
   alert      evaluate alert rules over the live frames; events, state for HA, incident files
+  status     the fleet at a glance: hosts, last frame, samplers, alerts, the stream, consumers' lag
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.

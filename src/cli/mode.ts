@@ -34,6 +34,8 @@ export const OPTIONS = {
   'save-dir': { type: 'string' },
   'view-listen': { type: 'string' },
   alerts: { type: 'string' },
+  json: { type: 'boolean' },
+  'silent-after': { type: 'string' },
 } as const;
 
 export type OptionName = keyof typeof OPTIONS;
