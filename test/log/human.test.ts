@@ -19,9 +19,9 @@ test('an error shows its class, code and message; its stack only from level erro
   log.warn({ err: new RezolusError('LOCKED', 'in use') }, 'refused');
   log.error({ err: new Error('boom') }, 'failed');
   const warn = humanLine(records[0] as Record<string, unknown>);
-  t.regex(warn, /^\d\d:\d\d:\d\d\.\d{3} WARN  refused  RezolusError LOCKED: in use$/);
+  t.regex(warn, /^\d\d:\d\d:\d\d\.\d{3} WARN {2}refused {2}RezolusError LOCKED: in use$/);
   const error = humanLine(records[1] as Record<string, unknown>);
-  t.regex(error, /^\d\d:\d\d:\d\d\.\d{3} ERROR failed  Error: boom\n\s+at /);
+  t.regex(error, /^\d\d:\d\d:\d\d\.\d{3} ERROR failed {2}Error: boom\n\s+at /);
 });
 
 test('colour only when asked: the level label wrapped in an ANSI colour and a reset', (t) => {
@@ -64,7 +64,7 @@ test('the CLI logs human lines to a terminal and JSON lines to a pipe', async (t
   t.true(json.length > 0, piped);
   t.is((JSON.parse(json[0] as string) as { name: string }).name, 'rezolus');
   const tty = await firstLogs(true);
-  t.regex(tty, /^\d\d:\d\d:\d\d\.\d{3} WARN  nats  NATS does not answer yet; retrying every second/m);
+  t.regex(tty, /^\d\d:\d\d:\d\d\.\d{3} WARN {2}nats {2}NATS does not answer yet; retrying every second/m);
   t.false(tty.includes('{"level"'), tty);
   t.false(tty.includes('\x1b['), 'NO_COLOR is honoured');
 });
