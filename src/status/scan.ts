@@ -33,6 +33,9 @@ export interface ScanOptions {
 
 /** Hands the newest message of each subject to `take`; resolves with how many were read. */
 export async function scanLastPerSubject(js: JetStreamClient, o: ScanOptions, take: (m: JsMsg) => void): Promise<number> {
+  // an ordered consumer on an empty stream never answers its info request: nothing to scan anyway
+  const jsm = await js.jetstreamManager();
+  if ((await jsm.streams.info(o.stream)).state.messages === 0) return 0;
   const consumer = await js.consumers.get(o.stream, {
     // the client numbers its ordered consumers from 1 in each process: two runs at once need names of their own
     name_prefix: `${SCAN_PREFIX}_${randomBytes(6).toString('hex')}`,
@@ -49,7 +52,15 @@ export async function scanLastPerSubject(js: JetStreamClient, o: ScanOptions, ta
   }, o.patienceMs ?? SCAN_PATIENCE_MS);
   try {
     // the creation's answer: one pending message per subject
-    const expected = (await consumer.info(true)).num_pending;
+    const expected = await Promise.race([
+      consumer.info(true).then((i) => i.num_pending),
+      new Promise<number>((resolve) =>
+        setTimeout(() => {
+          timedOut = true;
+          resolve(0);
+        }, o.patienceMs ?? SCAN_PATIENCE_MS).unref(),
+      ),
+    ]);
     if (expected > 0) {
       for await (const m of messages) {
         read++;
