@@ -25,7 +25,8 @@ export type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) {
-    const source = new PollSource({ url: config.url, intervalMs: config.intervalMs }, log.child({ component: 'poll' }));
+    // the rows stamped within the duration (or until stop()): D / I rows of an agent that samples every I
+    const source = new PollSource({ url: config.url, intervalMs: config.intervalMs, window: { durationMs: config.durationMs } }, log.child({ component: 'poll' }));
     log.info({ url: source.target, output: config.output }, 'recording');
     return recordFrom(source, undefined, config, log, () => source.lastError());
   }
