@@ -187,6 +187,9 @@ stream instead, at read speed. With a command after --, it records exactly
 the command's lifetime: the command runs in its own process group and
 rezolus exits with its status (128 + signal when killed); --duration then
 caps the command (SIGTERM to its group, SIGKILL 2 s later, exit 124).
+A command that ends before the first row (shorter than the agents'
+interval) leaves no file: rezolus says so and exits with the command's
+status, or 1 when that was 0. Nothing recorded otherwise exits 1.
 Given an agent URL, it polls that agent's /metrics/binary instead of using
 NATS, in step with the agent's refreshes, and takes every frame once: the
 file has the rows stamped within --duration (10 s at 1 s: 10 rows).
