@@ -98,8 +98,8 @@ async function plan(ctx: CliContext): Promise<Plan> {
   if (positionals.length > 2) throw new ConfigError(`expected at most an agent URL and an output file, got ${positionals.length} arguments`);
   const url = positionals[0];
   if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`the agent URL must be http://HOST:PORT such as http://localhost:4241, got "${url}"`);
-  if (url !== undefined && (flags.since !== undefined || flags.host !== undefined || flags.hosts !== undefined)) {
-    throw new ConfigError('an agent URL records that agent live; it cannot be combined with --since, --host or --hosts');
+  if (url !== undefined && (flags.since !== undefined || flags.host !== undefined || flags.hosts !== undefined || flags.nats !== undefined || flags.stream !== undefined)) {
+    throw new ConfigError('an agent URL records that agent live over HTTP, without NATS; it cannot be combined with --since, --host, --hosts, --nats or --stream');
   }
   const output = flags.output ?? positionals[1] ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
@@ -145,7 +145,7 @@ function commandEndText(c: CommandEnd): string {
 }
 
 /** The summary on a terminal, frames of a second agent left out, and why nothing was recorded, on stderr. */
-async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; how: string }, command: CommandEnd | undefined): Promise<void> {
+async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; how: string } | undefined, command: CommandEnd | undefined): Promise<void> {
   const { plural, skippedText, summaryLine } = await import('../record/summary.js');
   if (process.stderr.isTTY && summary.written) {
     // a terminal gets a summary; scripts get quiet and the file
@@ -158,15 +158,21 @@ async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; 
         '(two agents with one --host?); each host keeps the run heard first until it stops or goes quiet\n',
     );
   }
-  if (summary.written) return;
+  if (summary.written) {
+    // the agent went away before the end: the file has the rows up to then, and why is said
+    if (summary.pollError !== undefined) process.stderr.write(`rezolus record: ${p.url ?? ''} stopped answering before the end (last poll: ${summary.pollError}); ${p.output} has the rows up to then\n`);
+    return;
+  }
   // a typo in a host name should not look like a recording, nor replace one
   const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
-  const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
-  const source = p.url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${p.url}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
+  const defaulted = nats?.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
+  const source = nats !== undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${p.url ?? ''}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
   // frames that arrived but could not be used are not a typo in a host name: say what they were
   const anySkipped = totalSkipped(summary.skipped) > 0;
   const skipped = anySkipped ? `; ${skippedText(summary.skipped)}` : '';
-  const noFrames = `no frames of hosts "${p.hosts}" ${source}${command === undefined ? '' : ' in that time'}${seen}${skipped}`;
+  // an agent URL is one agent, whatever its host: no host names to mention
+  const of = p.url === undefined ? ` of hosts "${p.hosts}"` : '';
+  const noFrames = `no frames${of} ${source}${command === undefined ? '' : ' in that time'}${seen}${skipped}`;
   // a command shorter than the agents' interval: that is the news, the frames that did not come follow from it
   const why = command === undefined ? noFrames : `${commandEndText(command)}, before the first row was recorded (${noFrames})`;
   process.stderr.write(`rezolus record: nothing recorded, ${p.output} not written: ${why}\n`);
@@ -185,14 +191,15 @@ export async function recordMode(ctx: CliContext): Promise<number> {
   const log = createLogger(p.logLevel);
   // a signal during start-up ends the recording as soon as it runs
   const onStopSignal = catchStopSignals();
-  const nats = await oneShotNats(ctx.flags, log);
+  // an agent URL is polled over HTTP: no NATS to look for, nor to name
+  const nats = p.url === undefined ? await oneShotNats(ctx.flags, log) : undefined;
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
   const { plural } = await import('../record/summary.js');
   const started = Date.now();
   const running = await runRecord(
     {
-      natsUrl: nats.url,
+      natsUrl: nats?.url,
       // no config file here: REZOLUS_NATS_USER, _PASSWORD, _NKEY_SEED_FILE, _TLS_CA, ... when set
       nats: readNatsSecurity(undefined, '(environment)'),
       hosts: p.hosts,

@@ -19,7 +19,7 @@ import { ReplaySource } from '../sources/replay.js';
 import type { FrameSource } from '../sources/source.js';
 import { runDurableRecord } from './durable.js';
 import { newWriter } from './writer.js';
-import type { RecordConfig, RecordSummary, RunningRecord } from './types.js';
+import { busUrl, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
 export type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './types.js';
 
@@ -32,7 +32,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   }
   if (config.durable !== undefined) return runDurableRecord({ ...config, durable: config.durable }, log);
   // a one-shot command: a server that does not answer is an error now, not a wait
-  const link = config.bus ?? (await BusLink.open({ url: config.natsUrl, security: config.nats, name: 'rezolus-record', waitOnFirstConnect: false }, log));
+  const link = config.bus ?? (await BusLink.open({ url: busUrl(config), security: config.nats, name: 'rezolus-record', waitOnFirstConnect: false }, log));
   const owned = config.bus === undefined;
   const replay = config.replay;
   const source: FrameSource = replay === undefined

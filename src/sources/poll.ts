@@ -23,6 +23,7 @@
 import { unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { METRICS_PREFIX } from '../bus/subjects.js';
+import { fetchFailure } from '../errors.js';
 import { decodeFrame } from '../frame/codec.js';
 import { parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
@@ -54,14 +55,6 @@ class SnapshotDescriptors implements DescriptorLookup {
   resolve(hash: string): Promise<Descriptor | undefined> {
     return Promise.resolve(this.#known.get(hash));
   }
-}
-
-/** fetch's "fetch failed" with what failed underneath (ECONNREFUSED 127.0.0.1:4241, a DNS error, ...). */
-export function fetchErrorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof cause?.code === 'string' ? cause.code : undefined;
-  return detail === undefined || error.message.includes(detail) ? error.message : `${error.message}: ${detail}`;
 }
 
 /**
@@ -181,18 +174,27 @@ export class PollSource implements FrameSource {
     this.#wake?.();
   }
 
-  /** One poll: hands over the new frames within the window; returns the newest frame of every sampler it carried. */
+  /** One poll, within timeoutMs (the body too). */
   async #pollOnce(intake: FrameIntake, timeoutMs: number): Promise<PolledFrame[]> {
     const token = this.options.token ?? process.env.REZOLUS_HTTP_TOKEN;
     const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
     // the frames published since the last snapshot too: a late poll loses none (src/agent/snapshot.ts)
     const url = this.#sinceNs === undefined ? this.target : `${this.target}${this.target.includes('?') ? '&' : '?'}since=${this.#sinceNs}`;
-    const res = await fetch(url, { signal: AbortSignal.timeout(timeoutMs), headers });
+    // a timer of our own: AbortSignal.timeout() can miss its time after a GC on Node 20 (see alert/alertmanager.ts)
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    try {
+      return await this.#read(intake, await fetch(url, { signal: ac.signal, headers }));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The snapshot of one poll: hands over its new frames within the window; the newest frame of every sampler it carried. */
+  async #read(intake: FrameIntake, res: Response): Promise<PolledFrame[]> {
     if (res.status === 401) throw new Error(`${this.target} answered 401: set REZOLUS_HTTP_TOKEN to the agent's [http] token`);
     if (!res.ok) throw new Error(`${this.target} answered ${res.status}`);
     const snap = unpack(await boundedBody(res, this.target)) as { at?: unknown; frames?: Uint8Array[]; descriptors?: Record<string, string> };
-    // an agent from before `at` serves the newest frames only
-    this.#sinceNs = typeof snap.at === 'bigint' ? snap.at : undefined;
     for (const [hash, json] of Object.entries(snap.descriptors ?? {})) this.#descriptors.add(hash, json);
     const carried: PolledFrame[] = [];
     for (const bytes of snap.frames ?? []) {
@@ -210,6 +212,8 @@ export class PollSource implements FrameSource {
       const wait = intake.take(`${METRICS_PREFIX}.${raw.host}.${raw.sampler}`, bytes);
       if (wait !== undefined) await wait;
     }
+    // the next poll asks for what came after this snapshot (an agent from before `at` serves the newest frames only)
+    this.#sinceNs = typeof snap.at === 'bigint' ? snap.at : undefined;
     return carried;
   }
 
@@ -217,12 +221,16 @@ export class PollSource implements FrameSource {
   async #poll(intake: FrameIntake, timeoutMs: number): Promise<bigint> {
     try {
       const carried = await this.#pollOnce(intake, timeoutMs);
+      if (this.#failures > 0) this.log.info({ url: this.target, failures: this.#failures }, `the agent answers again after ${this.#failures} failed polls`);
       this.#failures = 0;
       this.#lastError = undefined;
       return this.#schedule.polled(carried, wallNs());
     } catch (error) {
-      this.#lastError = fetchErrorText(error);
-      if (this.#failures++ === 0) this.log.warn({ url: this.target, err: error, cause: this.#lastError }, 'polling the agent failed; retrying every interval');
+      const why = fetchFailure(error, timeoutMs);
+      // once, and again when the cause changes (refused, then no answer ...): not every interval
+      if (why !== this.#lastError) this.log.warn({ url: this.target, err: error, failures: this.#failures + 1 }, `polling ${this.target} failed: ${why}; retrying every interval`);
+      this.#lastError = why;
+      this.#failures++;
       return this.#schedule.failed(wallNs());
     }
   }

@@ -2,7 +2,7 @@ import test from 'ava';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { unpack } from 'msgpackr';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -13,6 +13,8 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { runRezolus } from '../helpers/rezolus-cli.js';
+import { freePort } from '../../src/up/nats-server.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -66,6 +68,28 @@ test('rezolus record http://agent out.parquet (the seeds\' form) polls the agent
   // the rows stamped within the 2.5 s: 5, never more (4 only if the agent skipped a whole row's ticks)
   t.true(rows.length >= 4 && rows.length <= 5, `${rows.length} rows in 2.5 s at 500 ms`);
   for (const row of rows) t.deepEqual(row, { host: 'fixture', user0: 20_230_000_000n, memory_total: 25_276_502_016 });
+});
+
+test('record http://agent where nothing answers: says why (refused, with the address) in the log and the last line, and nothing about NATS', async (t) => {
+  const port = await freePort();
+  const out = join(dir, 'refused.parquet');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--duration', '1500ms', '--log-level', 'info', `http://localhost:${port}`, out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  t.is(code, 1, stderr);
+  t.notRegex(stderr, /nats/i, 'an agent URL uses no NATS: none is looked for or named');
+  const refused = `connect ECONNREFUSED (127\\.0\\.0\\.1|::1):${port}`;
+  t.regex(stderr, new RegExp(`"msg":"polling http://localhost:${port}/metrics/binary failed: ${refused}`), 'the log says why');
+  t.regex(stderr, new RegExp(`rezolus record: nothing recorded, .*refused\\.parquet not written: no frames came from http://localhost:${port} \\(last poll: ${refused}`), 'and the last line');
+  t.false(existsSync(out));
+  // an agent URL with --nats: refused, NATS is not used
+  const both = await runRezolus('record', '--nats', 'nats://127.0.0.1:4222', `http://localhost:${port}`, out);
+  t.is(both.code, 2);
+  t.regex(both.stderr, /an agent URL records that agent live over HTTP, without NATS; it cannot be combined with .*--nats/);
 });
 
 test('a taken HTTP port does not stop the agent', async (t) => {
