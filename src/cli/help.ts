@@ -110,6 +110,8 @@ Modes:
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
+An option given twice is an error (exit 2), except the lists --hosts and --nats,
+whose values are joined (--hosts a --hosts b is --hosts a,b).
 `,
   agent: `Usage: rezolus agent [options]
 
