@@ -20,6 +20,7 @@ import { createServer, type Server } from 'node:http';
 import { pack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { decodeFrame } from '../frame/codec.js';
+import { instanceHex } from '../frame/types.js';
 import type { FrameSink } from './agent.js';
 import { nowNs } from './clock.js';
 import { bearerMatches } from '../security/bearer.js';
@@ -124,7 +125,7 @@ export async function serveSnapshot(sink: SnapshotSink, host: string, listen: { 
     }
     const decoded = frames.map((f) => {
       const raw = decodeFrame(f);
-      return { sampler: raw.sampler, instance: raw.instance, seq: raw.seq, begin_ns: raw.beginNs, end_ns: raw.endNs, descriptor: raw.descriptor, values: raw.values };
+      return { sampler: raw.sampler, instance: instanceHex(raw.instance), seq: raw.seq, begin_ns: raw.beginNs, end_ns: raw.endNs, descriptor: raw.descriptor, values: raw.values };
     });
     const parsed = Object.fromEntries(Object.entries(descriptors).map(([k, v]) => [k, JSON.parse(v) as unknown]));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v: SNAPSHOT_VERSION, host, at, frames: decoded, descriptors: parsed }, jsonSafe));

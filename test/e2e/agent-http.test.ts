@@ -1,6 +1,10 @@
 import test from 'ava';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { unpack } from 'msgpackr';
+import pino from 'pino';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,12 +12,14 @@ import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
+import { STATUS_BUCKET } from '../../src/bus/subjects.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { runRezolus } from '../helpers/rezolus-cli.js';
+import { until } from '../helpers/until.js';
 import { freePort } from '../../src/up/nats-server.js';
 
 let server: TestNats;
@@ -90,6 +96,32 @@ test('record http://agent where nothing answers: says why (refused, with the add
   const both = await runRezolus('record', '--nats', 'nats://127.0.0.1:4222', `http://localhost:${port}`, out);
   t.is(both.code, 2);
   t.regex(both.stderr, /an agent URL records that agent live over HTTP, without NATS; it cannot be combined with .*--nats/);
+});
+
+test('the instance id is one form wherever people read it: 8 hex digits in the log, the status KV, /metrics/json and the Nats-Msg-Id; the frame carries the number', async (t) => {
+  const lines: { msg: string; instance?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string; instance?: string }) });
+  const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'hexed', natsUrl: server.url });
+  const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'memory_meminfo', intervalMs: 1000 }]));
+  const own = await runAgent({ ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: { host: '127.0.0.1', port: 0 } }, log);
+  const nc = await connect({ servers: server.url });
+  try {
+    await own.agent.tickOnce();
+    const url = `http://127.0.0.1:${own.httpPort ?? 0}`;
+    const wire = decodeFrame((unpack(new Uint8Array(await (await fetch(`${url}/metrics/binary`)).arrayBuffer())) as { frames: Uint8Array[] }).frames[0] as Uint8Array).instance;
+    t.is(typeof wire, 'number', 'the frame\'s i is the number');
+    const hex = wire.toString(16).padStart(8, '0');
+    const json = (await (await fetch(`${url}/metrics/json`)).json()) as { frames: { instance: unknown }[] };
+    t.is(json.frames[0]?.instance, hex, '/metrics/json');
+    t.is(lines.find((l) => l.msg === 'agent running')?.instance, hex, 'the log');
+    t.true(await until(async () => (await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed')) !== null, 20_000));
+    t.is((await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed'))?.json<{ instance: string }>().instance, hex, 'the status');
+    const stored = await (await jetstreamManager(nc)).streams.getMessage('REZOLUS', { last_by_subj: 'rezolus.metrics.hexed.memory_meminfo' });
+    t.true(stored?.header.get('Nats-Msg-Id').startsWith(`hexed.memory_meminfo.${hex}.`), 'the Nats-Msg-Id');
+  } finally {
+    await nc.close();
+    await own.stop();
+  }
 });
 
 test('a taken HTTP port does not stop the agent', async (t) => {
