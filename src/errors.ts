@@ -126,3 +126,24 @@ export class MessageTooLargeError extends RezolusError {
     super('MESSAGE_TOO_LARGE', `a message of ${bytes} bytes for "${subject}" is larger than the server takes (max_payload or the stream's max_msg_size)`, options);
   }
 }
+
+/**
+ * Why a fetch() failed, as people read it, where fetch says only "fetch
+ * failed": `connect ECONNREFUSED 127.0.0.1:4241` (every address tried, for a
+ * name such as localhost that has several), `getaddrinfo ENOTFOUND host`,
+ * `no answer within 2000 ms`. Any other error: its message, with its cause.
+ */
+export function fetchFailure(error: unknown, timeoutMs?: number): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error.name === 'TimeoutError') return timeoutMs === undefined ? 'no answer in time' : `no answer within ${timeoutMs} ms`;
+  const detail = causeText(error.cause);
+  if (detail === undefined) return error.message;
+  return error.message === 'fetch failed' || error.message.includes(detail) ? detail : `${error.message}: ${detail}`;
+}
+
+function causeText(cause: unknown): string | undefined {
+  // Node's happy-eyeballs connect gives an AggregateError (message '') of one error per address
+  if (cause instanceof AggregateError && cause.errors.length > 0) return [...new Set(cause.errors.map((e: unknown) => causeText(e) ?? String(e)))].join('; ');
+  if (!(cause instanceof Error)) return typeof cause === 'string' && cause !== '' ? cause : undefined;
+  return cause.message !== '' ? cause.message : ((cause as NodeJS.ErrnoException).code ?? cause.name);
+}

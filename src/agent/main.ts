@@ -16,6 +16,7 @@ import type { AgentConfig } from '../config/agent.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import { ConfigError, NatsPermissionError, RezolusError } from '../errors.js';
 import { SAMPLERS } from '../samplers/registry.js';
+import { instanceHex } from '../frame/types.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
 
@@ -123,7 +124,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
   await agent.start();
   keeper.watch(agent);
   const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
-  log.info({ host: agent.host, instance: instance.toString(16), stream: config.stream.name }, 'agent running');
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name }, 'agent running');
   return {
     agent,
     publisher,
@@ -185,7 +186,7 @@ async function putStatus(
   const doc = {
     host: agent.host,
     state: run.state,
-    instance: run.instance.toString(16).padStart(8, '0'),
+    instance: instanceHex(run.instance),
     version: VERSION,
     started: run.started,
     updated: new Date().toISOString(),

@@ -1,23 +1,53 @@
 /**
  * The agent's latest snapshot over HTTP (the Rezolus agent's port, 4241):
- * GET /metrics/binary is msgpack `{ v, host, frames: [frame bytes as
- * published], descriptors: { hash: descriptor JSON } }` and GET /metrics/json
- * the same frames decoded. A recorder can poll it without NATS. It is a tee
- * in front of the publisher: whatever goes to the bus is what is served.
+ * GET /metrics/binary is msgpack `{ v, host, at, frames: [frame bytes as
+ * published], descriptors: { hash: descriptor JSON } }` and GET
+ * /metrics/json the same frames decoded. A recorder can poll it without
+ * NATS. It is a tee in front of the publisher: whatever goes to the bus is
+ * what is served.
+ *
+ * `frames` holds the newest frame of every sampler. `at` is when the
+ * snapshot was made (unix ns, the agent's clock); `?since=<an earlier
+ * snapshot's at>` adds, before each sampler's newest frame, the frames it
+ * published after that snapshot (at most RECENT_FRAMES per sampler, older
+ * first). The agent samples on its own clock and a poller's request can
+ * come late (a busy machine): with `since`, a late poll still gets every
+ * frame, where the newest alone would have lost the ones in between (a
+ * missing row in a recording). Frames carry their run and seq, so a frame
+ * served twice is taken once.
  */
 import { createServer, type Server } from 'node:http';
 import { pack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { decodeFrame } from '../frame/codec.js';
+import { instanceHex } from '../frame/types.js';
 import type { FrameSink } from './agent.js';
+import { nowNs } from './clock.js';
 import { bearerMatches } from '../security/bearer.js';
 
 export const SNAPSHOT_VERSION = 1;
 
+/** Frames kept per sampler for `?since`: a poll up to this many intervals late loses none. */
+export const RECENT_FRAMES = 5;
+
+interface Published {
+  readonly data: Uint8Array;
+  /** when it was published, unix ns (the agent's clock; after the frame's end) */
+  readonly atNs: bigint;
+}
+
+export interface Snapshot {
+  /** when it was made, unix ns */
+  readonly at: bigint;
+  /** the newest frame of every sampler, after the ones published since `since` when asked */
+  readonly frames: Uint8Array[];
+  readonly descriptors: Record<string, string>;
+}
+
 export class SnapshotSink implements FrameSink {
   readonly #next: FrameSink;
-  /** subject -> latest frame bytes */
-  readonly #latest = new Map<string, Uint8Array>();
+  /** subject -> its last RECENT_FRAMES frames, older first */
+  readonly #recent = new Map<string, Published[]>();
   /** descriptor hash -> JSON */
   readonly #descriptors = new Map<string, string>();
 
@@ -34,7 +64,10 @@ export class SnapshotSink implements FrameSink {
   }
 
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
-    this.#latest.set(subject, data);
+    const recent = this.#recent.get(subject) ?? [];
+    recent.push({ data, atNs: nowNs() });
+    if (recent.length > RECENT_FRAMES) recent.shift();
+    this.#recent.set(subject, recent);
     this.#next.publishFrame(subject, data, idPrefix, seq);
   }
 
@@ -43,17 +76,30 @@ export class SnapshotSink implements FrameSink {
     this.#next.putDescriptor(key, value, urgent);
   }
 
-  /** The latest frame of every sampler and the descriptors they use. */
-  snapshot(): { frames: Uint8Array[]; descriptors: Record<string, string> } {
-    const frames = [...this.#latest.values()];
+  /** The newest frame of every sampler, after the frames published since `sinceNs` (older first), and the descriptors they use. */
+  snapshot(sinceNs?: bigint): Snapshot {
+    const at = nowNs();
+    const frames: Uint8Array[] = [];
+    for (const recent of this.#recent.values()) {
+      const newest = recent.length - 1;
+      recent.forEach((p, i) => {
+        if (i === newest || (sinceNs !== undefined && p.atNs > sinceNs)) frames.push(p.data);
+      });
+    }
     const descriptors: Record<string, string> = {};
     for (const f of frames) {
       const hash = decodeFrame(f).descriptor;
       const json = this.#descriptors.get(hash);
       if (json !== undefined) descriptors[hash] = json;
     }
-    return { frames, descriptors };
+    return { at, frames, descriptors };
   }
+}
+
+/** `?since=<unix ns>`; undefined when absent or not a number. */
+function sinceParam(url: string | undefined): bigint | undefined {
+  const q = new URL(url ?? '/', 'http://agent').searchParams.get('since');
+  return q !== null && /^\d{1,20}$/.test(q) ? BigInt(q) : undefined;
 }
 
 function jsonSafe(_key: string, value: unknown): unknown {
@@ -72,17 +118,17 @@ export async function serveSnapshot(sink: SnapshotSink, host: string, listen: { 
       res.writeHead(404, { 'content-type': 'text/plain' }).end('GET /metrics/binary or /metrics/json\n');
       return;
     }
-    const { frames, descriptors } = sink.snapshot();
+    const { at, frames, descriptors } = sink.snapshot(path === '/metrics/binary' ? sinceParam(req.url) : undefined);
     if (path === '/metrics/binary') {
-      res.writeHead(200, { 'content-type': 'application/msgpack' }).end(pack({ v: SNAPSHOT_VERSION, host, frames, descriptors }));
+      res.writeHead(200, { 'content-type': 'application/msgpack' }).end(pack({ v: SNAPSHOT_VERSION, host, at, frames, descriptors }));
       return;
     }
     const decoded = frames.map((f) => {
       const raw = decodeFrame(f);
-      return { sampler: raw.sampler, instance: raw.instance, seq: raw.seq, begin_ns: raw.beginNs, end_ns: raw.endNs, descriptor: raw.descriptor, values: raw.values };
+      return { sampler: raw.sampler, instance: instanceHex(raw.instance), seq: raw.seq, begin_ns: raw.beginNs, end_ns: raw.endNs, descriptor: raw.descriptor, values: raw.values };
     });
     const parsed = Object.fromEntries(Object.entries(descriptors).map(([k, v]) => [k, JSON.parse(v) as unknown]));
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v: SNAPSHOT_VERSION, host, frames: decoded, descriptors: parsed }, jsonSafe));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ v: SNAPSHOT_VERSION, host, at, frames: decoded, descriptors: parsed }, jsonSafe));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -40,6 +40,7 @@
  * Memory: one entry per firing alert (the watch holds every record anyway)
  * and at most MAX_RESOLVED resolved ones, oldest dropped first.
  */
+import { fetchFailure } from '../errors.js';
 import type { Logger } from 'pino';
 import type { AlertRecord } from './contract.js';
 import type { AlertStateWatch, WatchedRecord } from './state-watch.js';
@@ -221,17 +222,6 @@ function target(raw: string): Target {
     url: u.toString(), headers, dirty: new Set(), full: false, busy: undefined,
     up: undefined, downSince: undefined, lastError: undefined, posts: 0, failures: 0, alertsSent: 0,
   };
-}
-
-/** Why a fetch failed, as people read it: `connect ECONNREFUSED 127.0.0.1:9093`, `no answer within 10000 ms`. */
-function cause(error: unknown, timeoutMs: number): string {
-  if (!(error instanceof Error)) return String(error);
-  if (error.name === 'TimeoutError') return `no answer within ${timeoutMs} ms`;
-  let c: unknown = error.cause;
-  // Node's happy-eyeballs connect gives an AggregateError of one error per address
-  if (c instanceof AggregateError && c.errors.length > 0) c = c.errors[0];
-  if (c instanceof Error) return c.message !== '' ? c.message : ((c as NodeJS.ErrnoException).code ?? c.name);
-  return error.message;
 }
 
 export class AlertmanagerForwarder {
@@ -485,7 +475,7 @@ export class AlertmanagerForwarder {
       return `HTTP ${res.status}: ${text.trim().slice(0, BODY_CHARS) || res.statusText}`;
     } catch (error) {
       if (this.#stopped) return 'stopped';
-      return cause(error, this.#timeoutMs);
+      return fetchFailure(error, this.#timeoutMs);
     } finally {
       clearTimeout(timer);
       this.#abort.signal.removeEventListener('abort', onStop);

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { instanceHex } from '../frame/types.js';
 
 /** The bus contract, read from subjects/subjects.json (the same file SUBJECTS.md is generated from). */
 export interface BusContract {
@@ -157,5 +158,5 @@ export function taggedMsgId(idPrefix: string, seq: number, key: Uint8Array): str
 
 /** frameMsgId without the seq: one string per sampler run, so a buffered frame keeps only its seq. */
 export function frameMsgIdPrefix(host: string, sampler: string, instance: number): string {
-  return `${hostToken(host)}.${sampler}.${instance.toString(16)}.`;
+  return `${hostToken(host)}.${sampler}.${instanceHex(instance)}.`;
 }

@@ -36,6 +36,8 @@ Options:
   --hosts PATTERN    "*" (default) or a comma-separated list of hosts and globs
   --stream NAME      the frames stream captures read (default REZOLUS)
   -o, --output DIR   directory of incident captures (default [capture] dir, incidents)
+  --since WHEN       events: from WHEN, a duration ago (30m) or an RFC 3339 time (default 1h)
+  --until WHEN       events: up to WHEN, then exit (default: follow new events until Ctrl-C)
 ${common('alert', "up's private server here, else nats://127.0.0.1:4222").replace('config/alert.toml', 'config/alerts.toml')}`,
   status: `Usage: rezolus status [--hosts PATTERN] [--json] [options]
 
@@ -152,7 +154,7 @@ Options:
 Usage: rezolus <mode> [options]
 
 Modes:
-  up         the embedded default: a private nats-server, agent, exporter, hindsight and viewer
+  up         the embedded default: a private nats-server, agent, exporter, hindsight, viewer and alerts
   agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
@@ -163,6 +165,8 @@ Modes:
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
+An option given twice is an error (exit 2), except the lists --hosts and --nats,
+whose values are joined (--hosts a --hosts b is --hosts a,b).
 `,
   agent: `Usage: rezolus agent [options]
 
@@ -204,15 +208,29 @@ Options:
 ${common('exporter', NATS_DEFAULT)}`,
   up: `Usage: rezolus up [options]
 
-The embedded default. With no NATS URL (--nats, REZOLUS_NATS_URL or
-config/up.toml) it starts a private "nats-server -js" on loopback with its
-store under the data directory: on port 4222, or on a free port when
-something else holds 4222 (it never uses a server it did not start; pass
---nats for that). Then it runs the agent, the exporter, the hindsight
-service (the stream's window written to Parquet on demand), the web
-viewer and the alert evaluator (events on rezolus.alerts.>, incident
-files in ./incidents) in this process and prints where to look. Ctrl-C stops everything it
-started.
+The embedded default (npm start runs it): everything below in this one
+process, until Ctrl-C; it prints the URLs when it is up.
+
+What it starts, where, and how to leave it out:
+  nats-server  a private "nats-server -js" on 127.0.0.1:4222, or on a free port
+               when something else holds 4222 (--nats-port N insists on N); its
+               store and log under --data-dir (./data), its URL in ./data/nats.url.
+               It never uses a server it did not start. Off: --nats URL (or
+               REZOLUS_NATS_URL, or [nats] url in up.toml) uses that server instead
+  agent        this host's samplers (config/agent.toml), frames to stream REZOLUS
+               (rezolus.metrics.<host>.>); its snapshot on http://127.0.0.1:4241
+               (/metrics/binary, /metrics/json; off: [http] enabled = false in the
+               agent.toml that up.toml's agent_config names). Always on
+  exporter     Prometheus text on http://0.0.0.0:4242/metrics (--listen). Always on
+  hindsight    http://127.0.0.1:4243 (--hindsight-listen): POST /dump, or
+               kill -HUP <pid>, writes the stream's last 15 min to
+               hindsight.parquet (config/hindsight.toml). Always on
+  viewer       a web dashboard on 127.0.0.1, a free port (--view-listen HOST:PORT);
+               off loopback it needs REZOLUS_HTTP_TOKEN. Off: --view-listen off
+  alerts       the alert evaluator over config/alerts.toml (run-queue latency, CPU
+               throttling, TCP retransmits, memory, block IO, a silent host, a
+               failed sampler): events on rezolus.alerts.> (stream REZOLUS_ALERTS),
+               incident files in ./incidents. Off: --alerts off
 
 Options:
   --data-dir DIR     store of the private nats-server (default ./data)
@@ -223,12 +241,11 @@ Options:
   --scrape-interval DUR  exporter window = your Prometheus scrape interval (default 1s)
   --listen HOST:PORT exporter address (default 0.0.0.0:4242)
   --hindsight-listen HOST:PORT  hindsight service address (default 127.0.0.1:4243)
-  --view-listen HOST:PORT  viewer address (default 127.0.0.1 on a free port; off: no
-                     viewer; off loopback it needs REZOLUS_HTTP_TOKEN)
+  --view-listen HOST:PORT|off  viewer address (default 127.0.0.1 on a free port);
+                     off: no viewer
   --hosts PATTERN    hosts the exporter shows (default: this host; up ignores hosts in exporter.toml)
-  --alerts FILE|off  alert rules the evaluator runs (default config/alerts.toml: run-queue
-                     latency, CPU throttling, TCP retransmits, memory, block IO, a
-                     silent host, a failed sampler); off: no evaluator
+  --alerts FILE|off  alert rules the evaluator runs (default config/alerts.toml); off:
+                     no evaluator
 ${common('up', 'none: a private server')}`,
   record: `Usage: rezolus record [options] [-- command args]
        rezolus record [options] http://HOST:4241 [OUTPUT.parquet]
@@ -242,8 +259,12 @@ stream instead, at read speed. With a command after --, it records exactly
 the command's lifetime: the command runs in its own process group and
 rezolus exits with its status (128 + signal when killed); --duration then
 caps the command (SIGTERM to its group, SIGKILL 2 s later, exit 124).
-Given an agent URL, it polls that agent's /metrics/binary every interval
-instead of using NATS.
+A command that ends before the first row (shorter than the agents'
+interval) leaves no file: rezolus says so and exits with the command's
+status, or 1 when that was 0. Nothing recorded otherwise exits 1.
+Given an agent URL, it polls that agent's /metrics/binary instead of using
+NATS, in step with the agent's refreshes, and takes every frame once: the
+file has the rows stamped within --duration (10 s at 1 s: 10 rows).
 
 Options:
   --interval DUR     row interval (default 1s)

@@ -11,7 +11,7 @@ import { ALERT } from './alert.js';
 import { EXPORTER } from './exporter.js';
 import { HELP, type Mode } from './help.js';
 import { HINDSIGHT } from './hindsight.js';
-import { OPTIONS, type CliContext, type CliMode, type Flags, type OptionName } from './mode.js';
+import { LIST_OPTIONS, OPTIONS, type CliContext, type CliMode, type Flags, type OptionName } from './mode.js';
 import { NATS_AUTH } from './nats-auth.js';
 import { RECORD } from './record.js';
 import { STATUS } from './status.js';
@@ -40,6 +40,36 @@ function joinNegativeValues(args: readonly string[]): string[] {
   return out;
 }
 
+/** OPTIONS with every string option collected as a list, so that one given twice is seen (parseArgs keeps the last). */
+const PARSED_OPTIONS = Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.type === 'string' ? { ...o, multiple: true } : o]));
+
+/** `--host` for host, `-o/--output` for output: as the user may have typed it. */
+function optionLabel(name: string): string {
+  const short = (OPTIONS[name as OptionName] as { short?: string }).short;
+  return short === undefined ? `--${name}` : `-${short}/--${name}`;
+}
+
+/**
+ * One value per option: a list option given twice is joined with commas
+ * (LIST_OPTIONS); any other is refused ("--host given twice (a, b); give it
+ * once"), never silently the last. A flag (boolean) given twice is the same flag.
+ */
+function oneValueEach(values: Record<string, string[] | boolean | undefined>, m: Mode): Flags {
+  const flags: Record<string, string | boolean> = {};
+  for (const [name, v] of Object.entries(values)) {
+    if (v === undefined) continue;
+    if (typeof v === 'boolean') flags[name] = v;
+    else if (v.length === 1 || LIST_OPTIONS.has(name as OptionName)) flags[name] = v.join(',');
+    else {
+      const times = v.length === 2 ? 'twice' : `${v.length} times`;
+      // record and hindsight snapshot pick one host with --host, several with --hosts (the agent's and up's --host is its own name)
+      const several = name === 'host' && (m === 'record' || m === 'hindsight') ? `, or --hosts ${v.join(',')} for all of them` : '';
+      throw new Error(`${optionLabel(name)} given ${times} (${v.join(', ')}); give it once${several}`);
+    }
+  }
+  return flags as Flags;
+}
+
 /** The mode's arguments as a context; throws Error with the usage message. */
 export function parseMode(m: Mode, mode: CliMode, rest: readonly string[]): CliContext {
   // record wraps a command given after `--`
@@ -49,10 +79,10 @@ export function parseMode(m: Mode, mode: CliMode, rest: readonly string[]): CliC
   if (mode.subcommands === true && own[0] !== undefined && !own[0].startsWith('-')) [subcommand, ...own] = own;
   const command = dashes === -1 ? [] : rest.slice(dashes + 1);
   if (dashes !== -1 && command.length === 0) throw new Error('no command after --');
-  const parsed = parseArgs({ args: joinNegativeValues(own), options: OPTIONS, strict: true, allowPositionals: mode.positionals === true });
-  const flags = parsed.values as Flags;
-  const bad = Object.keys(flags).filter((k) => k !== 'help' && !mode.options.includes(k as OptionName));
+  const parsed = parseArgs({ args: joinNegativeValues(own), options: PARSED_OPTIONS, strict: true, allowPositionals: mode.positionals === true });
+  const bad = Object.keys(parsed.values).filter((k) => k !== 'help' && !mode.options.includes(k as OptionName));
   if (bad.length > 0) throw new Error(`option --${bad[0]} is not known to "rezolus ${m}"`);
+  const flags = oneValueEach(parsed.values as Record<string, string[] | boolean | undefined>, m);
   return { flags, positionals: parsed.positionals, command, subcommand };
 }
 

@@ -40,6 +40,14 @@ export const OPTIONS = {
 
 export type OptionName = keyof typeof OPTIONS;
 
+/**
+ * The options whose value is a comma-separated list: given twice, the
+ * values are joined (`--hosts a --hosts b` is `--hosts a,b`; `--nats` takes
+ * the URLs of a cluster). Any other option given twice is refused (main.ts):
+ * which of two --host values was meant cannot be guessed.
+ */
+export const LIST_OPTIONS: ReadonlySet<OptionName> = new Set(['hosts', 'nats']);
+
 export type Flags = { [K in OptionName]?: (typeof OPTIONS)[K]['type'] extends 'boolean' ? boolean : string };
 
 export interface CliContext {

@@ -15,6 +15,7 @@ import type { KeySpec } from '../config/schema.js';
 import { formatBytes, parseDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
+import type { CommandExit } from '../record/command.js';
 import type { RecordConfig, RecordSummary, RunningRecord } from '../record/main.js';
 import { totalSkipped } from '../sources/checks.js';
 import { durationFlag, hostsFlag, keySpec, levelFlag, oneShotNats } from './flags.js';
@@ -97,8 +98,8 @@ async function plan(ctx: CliContext): Promise<Plan> {
   if (positionals.length > 2) throw new ConfigError(`expected at most an agent URL and an output file, got ${positionals.length} arguments`);
   const url = positionals[0];
   if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`the agent URL must be http://HOST:PORT such as http://localhost:4241, got "${url}"`);
-  if (url !== undefined && (flags.since !== undefined || flags.host !== undefined || flags.hosts !== undefined)) {
-    throw new ConfigError('an agent URL records that agent live; it cannot be combined with --since, --host or --hosts');
+  if (url !== undefined && (flags.since !== undefined || flags.host !== undefined || flags.hosts !== undefined || flags.nats !== undefined || flags.stream !== undefined)) {
+    throw new ConfigError('an agent URL records that agent live over HTTP, without NATS; it cannot be combined with --since, --host, --hosts, --nats or --stream');
   }
   const output = flags.output ?? positionals[1] ?? 'rezolus.parquet';
   if (!output.endsWith('.parquet')) throw new ConfigError(`-o must name a .parquet file, got "${output}"`);
@@ -130,8 +131,21 @@ function progressLine(running: RunningRecord, startedMs: number, plural: (n: num
   };
 }
 
+/** A wrapped command that ended on its own (not by a signal to rezolus, nor the --duration cap). */
+interface CommandEnd {
+  readonly name: string;
+  readonly exit: CommandExit;
+  readonly afterMs: number;
+}
+
+/** `the command sh ended with exit code 7 after 0.0 s`, or `... was killed by SIGKILL ...` */
+function commandEndText(c: CommandEnd): string {
+  const how = c.exit.code !== null ? `ended with exit code ${c.exit.code}` : `was killed by ${c.exit.signal ?? 'a signal'}`;
+  return `the command ${c.name} ${how} after ${(c.afterMs / 1000).toFixed(1)} s`;
+}
+
 /** The summary on a terminal, frames of a second agent left out, and why nothing was recorded, on stderr. */
-async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; how: string }): Promise<void> {
+async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; how: string } | undefined, command: CommandEnd | undefined): Promise<void> {
   const { plural, skippedText, summaryLine } = await import('../record/summary.js');
   if (process.stderr.isTTY && summary.written) {
     // a terminal gets a summary; scripts get quiet and the file
@@ -144,22 +158,32 @@ async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; 
         '(two agents with one --host?); each host keeps the run heard first until it stops or goes quiet\n',
     );
   }
-  if (summary.written) return;
+  if (summary.written) {
+    // the agent went away before the end: the file has the rows up to then, and why is said
+    if (summary.pollError !== undefined) process.stderr.write(`rezolus record: ${p.url ?? ''} stopped answering before the end (last poll: ${summary.pollError}); ${p.output} has the rows up to then\n`);
+    return;
+  }
   // a typo in a host name should not look like a recording, nor replace one
   const seen = summary.hostsInStream === undefined ? '' : `; the stream has ${summary.hostsInStream.length === 0 ? 'no hosts' : `hosts ${summary.hostsInStream.join(', ')}`}`;
-  const defaulted = nats.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
-  const source = p.url === undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${p.url}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
+  const defaulted = nats?.how === 'default' ? ' (no --nats, no REZOLUS_NATS_URL and no ./data/nats.url of `npm start` here, so the default)' : '';
+  const source = nats !== undefined ? `arrived from ${nats.url}${defaulted}` : `came from ${p.url ?? ''}${summary.pollError === undefined ? '' : ` (last poll: ${summary.pollError})`}`;
   // frames that arrived but could not be used are not a typo in a host name: say what they were
   const anySkipped = totalSkipped(summary.skipped) > 0;
   const skipped = anySkipped ? `; ${skippedText(summary.skipped)}` : '';
-  process.stderr.write(`rezolus record: nothing recorded, ${p.output} not written: no frames of hosts "${p.hosts}" ${source}${seen}${skipped}\n`);
+  // an agent URL is one agent, whatever its host: no host names to mention
+  const of = p.url === undefined ? ` of hosts "${p.hosts}"` : '';
+  const noFrames = `no frames${of} ${source}${command === undefined ? '' : ' in that time'}${seen}${skipped}`;
+  // a command shorter than the agents' interval: that is the news, the frames that did not come follow from it
+  const why = command === undefined ? noFrames : `${commandEndText(command)}, before the first row was recorded (${noFrames})`;
+  process.stderr.write(`rezolus record: nothing recorded, ${p.output} not written: ${why}\n`);
 }
 
 /**
  * Records until --duration, the stream's --until, a signal (130 / 143) or the
  * end of the wrapped command (its status; 124 when --duration cut it short;
  * 127 when it cannot start). Nothing recorded is 1, unless a signal or a
- * command set the status.
+ * failed command set the status: a command that succeeded before the first
+ * row was recorded is 1 too (no file).
  */
 export async function recordMode(ctx: CliContext): Promise<number> {
   const p = await plan(ctx);
@@ -167,14 +191,15 @@ export async function recordMode(ctx: CliContext): Promise<number> {
   const log = createLogger(p.logLevel);
   // a signal during start-up ends the recording as soon as it runs
   const onStopSignal = catchStopSignals();
-  const nats = await oneShotNats(ctx.flags, log);
+  // an agent URL is polled over HTTP: no NATS to look for, nor to name
+  const nats = p.url === undefined ? await oneShotNats(ctx.flags, log) : undefined;
   const { runRecord } = await import('../record/main.js');
   const { exitStatus, startCommand } = await import('../record/command.js');
   const { plural } = await import('../record/summary.js');
   const started = Date.now();
   const running = await runRecord(
     {
-      natsUrl: nats.url,
+      natsUrl: nats?.url,
       // no config file here: REZOLUS_NATS_USER, _PASSWORD, _NKEY_SEED_FILE, _TLS_CA, ... when set
       nats: readNatsSecurity(undefined, '(environment)'),
       hosts: p.hosts,
@@ -189,6 +214,7 @@ export async function recordMode(ctx: CliContext): Promise<number> {
     log,
   );
   let status = 0;
+  let ended: CommandEnd | undefined;
   let stopping: Promise<unknown> = Promise.resolve();
   let wrapped;
   try {
@@ -206,13 +232,17 @@ export async function recordMode(ctx: CliContext): Promise<number> {
   });
   if (wrapped !== undefined) {
     const { durationMs } = p;
+    const commandStarted = Date.now();
     const cap = durationMs === undefined ? undefined : setTimeout(() => {
       status = 124;
       stopping = wrapped.terminate();
     }, durationMs);
     void wrapped.exited.then((e) => {
       if (cap !== undefined) clearTimeout(cap);
-      if (status === 0) status = exitStatus(e);
+      if (status === 0) {
+        status = exitStatus(e);
+        ended = { name: command[0] ?? '', exit: e, afterMs: Date.now() - commandStarted };
+      }
       running.stop();
     });
   }
@@ -220,9 +250,9 @@ export async function recordMode(ctx: CliContext): Promise<number> {
   const summary = await running.done;
   await stopping;
   progress?.end();
-  await tellTheEnd(summary, p, nats);
-  // a signal's or a command's status stays
-  if (!summary.written && status === 0 && wrapped === undefined) status = 1;
+  await tellTheEnd(summary, p, nats, summary.written ? undefined : ended);
+  // a signal's or a failed command's status stays; nothing recorded is a failure otherwise
+  if (!summary.written && status === 0) status = 1;
   return status;
 }
 

@@ -29,6 +29,15 @@ export interface Descriptor {
 /** A series value after decoding: counters and gauges are numbers or bigints. */
 export type FrameValue = number | bigint | SparseHistogram;
 
+/**
+ * An agent run's instance id as people read it: 8 lower-case hex digits
+ * (`0a1b2c3d`), in logs, the status KV, the agent's /metrics/json and the
+ * Nats-Msg-Id. On the wire (the frame's `i`) it stays a uint32.
+ */
+export function instanceHex(instance: number): string {
+  return instance.toString(16).padStart(8, '0');
+}
+
 /** A frame after decoding, before its descriptor is resolved. */
 export interface RawFrame {
   readonly v: number;

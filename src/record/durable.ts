@@ -41,7 +41,7 @@ import { DurableSource, type DurableLedger } from '../sources/durable.js';
 import { NatsDurablePort } from '../sources/durable-nats.js';
 import { BusLink } from '../sources/link.js';
 import { newWriter } from './writer.js';
-import type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './types.js';
+import { busUrl, type DurableSpec, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
 export type DurableRecordConfig = RecordConfig & { readonly durable: DurableSpec };
 
@@ -114,7 +114,7 @@ export async function runDurableRecord(config: DurableRecordConfig, log: Logger)
   const release = lockFile(path);
   let link: BusLink;
   try {
-    link = await BusLink.open({ url: config.natsUrl, security: config.nats, name: `rezolus-record-${config.durable.name}`, waitOnFirstConnect: false }, log);
+    link = await BusLink.open({ url: busUrl(config), security: config.nats, name: `rezolus-record-${config.durable.name}`, waitOnFirstConnect: false }, log);
   } catch (error) {
     release();
     throw error;

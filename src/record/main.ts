@@ -19,19 +19,20 @@ import { ReplaySource } from '../sources/replay.js';
 import type { FrameSource } from '../sources/source.js';
 import { runDurableRecord } from './durable.js';
 import { newWriter } from './writer.js';
-import type { RecordConfig, RecordSummary, RunningRecord } from './types.js';
+import { busUrl, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
 export type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './types.js';
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) {
-    const source = new PollSource({ url: config.url, intervalMs: config.intervalMs }, log.child({ component: 'poll' }));
+    // the rows stamped within the duration (or until stop()): D / I rows of an agent that samples every I
+    const source = new PollSource({ url: config.url, intervalMs: config.intervalMs, window: { durationMs: config.durationMs } }, log.child({ component: 'poll' }));
     log.info({ url: source.target, output: config.output }, 'recording');
     return recordFrom(source, undefined, config, log, () => source.lastError());
   }
   if (config.durable !== undefined) return runDurableRecord({ ...config, durable: config.durable }, log);
   // a one-shot command: a server that does not answer is an error now, not a wait
-  const link = config.bus ?? (await BusLink.open({ url: config.natsUrl, security: config.nats, name: 'rezolus-record', waitOnFirstConnect: false }, log));
+  const link = config.bus ?? (await BusLink.open({ url: busUrl(config), security: config.nats, name: 'rezolus-record', waitOnFirstConnect: false }, log));
   const owned = config.bus === undefined;
   const replay = config.replay;
   const source: FrameSource = replay === undefined

@@ -19,7 +19,8 @@ export interface DurableSpec {
 }
 
 export interface RecordConfig {
-  readonly natsUrl: string;
+  /** the bus; not read when recording from an agent's `url` (and then not resolved: no NATS at all) */
+  readonly natsUrl: string | undefined;
   /** credentials, TLS and inbox prefix ([nats], or REZOLUS_NATS_* for `rezolus record`); absent = none */
   readonly nats?: NatsSecurity | undefined;
   /** a connection to use instead of opening one (a service's own: hindsight) */
@@ -36,6 +37,12 @@ export interface RecordConfig {
   readonly replay?: { readonly stream: string; readonly sinceNs: bigint; readonly untilNs: bigint } | undefined;
   /** from the stream through a durable consumer and a spool, resumable after a kill (durable.ts) */
   readonly durable?: DurableSpec | undefined;
+}
+
+/** The NATS URL of a recording from the bus (a caller that resolved none has a bug). */
+export function busUrl(config: RecordConfig): string {
+  if (config.natsUrl === undefined) throw new Error('a recording from the bus needs a NATS URL');
+  return config.natsUrl;
 }
 
 export interface RecordSummary {

@@ -2,18 +2,34 @@
  * A poll source: an agent's snapshot endpoint (`/metrics/binary`, see
  * src/agent/snapshot.ts) instead of the bus, the seeds' form
  * `rezolus record http://localhost:4241 out.parquet`. Each poll carries the
- * agent's recent frames and their descriptors; the frames not seen before
- * go through the same checks as the bus's (a FrameIntake whose descriptors
- * come from the snapshot).
+ * agent's newest frame of every sampler, the frames published since the
+ * previous poll's snapshot (`?since`, so a late poll loses none), and their
+ * descriptors; the frames not seen before (by run and seq: a frame served
+ * twice is taken once) go through the same checks as the bus's (a
+ * FrameIntake whose descriptors come from the snapshot). When it polls:
+ * poll-schedule.ts.
+ *
+ * A recording's window (`window`): rows are stamped on the multiples of the
+ * interval and a row holds the frames that ended within the interval before
+ * it (src/parquet/rows.ts). A recording from start() for D holds the rows
+ * stamped in (start, start + D] (or up to stop(), when sooner): D / I rows
+ * when the agent samples every I. So only frames whose row time falls in
+ * that window are handed over: the snapshot's frame that ended in the
+ * interval before the first row time is its row's values (the state as of
+ * that row); a frame that ended after the last row time belongs to the next
+ * row, which is outside. At the end, one more poll takes what ended before
+ * it.
  */
 import { unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { METRICS_PREFIX } from '../bus/subjects.js';
+import { fetchFailure } from '../errors.js';
 import { decodeFrame } from '../frame/codec.js';
 import { parseDescriptor } from '../frame/descriptor.js';
 import type { Descriptor } from '../frame/types.js';
 import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
+import { PollSchedule, type PolledFrame } from './poll-schedule.js';
 import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
 
@@ -39,14 +55,6 @@ class SnapshotDescriptors implements DescriptorLookup {
   resolve(hash: string): Promise<Descriptor | undefined> {
     return Promise.resolve(this.#known.get(hash));
   }
-}
-
-/** fetch's "fetch failed" with what failed underneath (ECONNREFUSED 127.0.0.1:4241, a DNS error, ...). */
-export function fetchErrorText(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
-  const detail = typeof cause?.message === 'string' && cause.message !== '' ? cause.message : typeof cause?.code === 'string' ? cause.code : undefined;
-  return detail === undefined || error.message.includes(detail) ? error.message : `${error.message}: ${detail}`;
 }
 
 /**
@@ -89,6 +97,23 @@ export interface PollOptions {
   readonly intervalMs: number;
   /** the agent's [http] token, when it serves off loopback; default env REZOLUS_HTTP_TOKEN */
   readonly token?: string | undefined;
+  /**
+   * A recording's window (see above): only the frames of the rows stamped
+   * after start() and up to start() + durationMs or stop(); one last poll at
+   * the end. Without it (the viewer) every new frame, as it comes.
+   */
+  readonly window?: { readonly durationMs?: number | undefined } | undefined;
+}
+
+const MS = 1_000_000n;
+
+function wallNs(): bigint {
+  return BigInt(Date.now()) * MS;
+}
+
+/** The last row time at or before `ns`: frames that ended after it belong to later rows. */
+function rowFloor(ns: bigint, intervalNs: bigint): bigint {
+  return ns - (ns % intervalNs);
 }
 
 export class PollSource implements FrameSource {
@@ -100,9 +125,17 @@ export class PollSource implements FrameSource {
   /** the last seq used per agent run and sampler: a poll repeats what the previous one carried */
   readonly #seen = new Map<string, number>();
   readonly #state = new RunState();
+  readonly #schedule: PollSchedule;
+  readonly #intervalNs: bigint;
   #wake: (() => void) | undefined;
   #failures = 0;
   #lastError: string | undefined;
+  /** the `at` of the last snapshot (the agent's clock): the next poll asks for the frames since */
+  #sinceNs: bigint | undefined;
+  /** with a window: frames that ended at or before this belong to rows before the recording */
+  #fromNs: bigint | undefined;
+  /** with a window: frames that ended after this belong to rows after it (start() + durationMs, or stop() when sooner) */
+  #untilNs: bigint | undefined;
 
   constructor(
     private readonly options: PollOptions,
@@ -110,6 +143,8 @@ export class PollSource implements FrameSource {
   ) {
     this.target = snapshotUrl(options.url);
     this.done = this.#state.done;
+    this.#intervalNs = BigInt(options.intervalMs) * MS;
+    this.#schedule = new PollSchedule(this.#intervalNs);
   }
 
   /** Why the last poll failed, when it did. */
@@ -118,54 +153,99 @@ export class PollSource implements FrameSource {
   }
 
   start(onFrame: FrameHandler): Promise<void> {
-    if (this.#state.beginStart()) this.#state.started(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
+    if (this.#state.beginStart()) {
+      const window = this.options.window;
+      if (window !== undefined) {
+        const now = wallNs();
+        this.#fromNs = rowFloor(now, this.#intervalNs);
+        if (window.durationMs !== undefined) this.#untilNs = rowFloor(now + BigInt(window.durationMs) * MS, this.#intervalNs);
+      }
+      this.#state.started(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
+    }
     return Promise.resolve();
   }
 
   stop(): void {
+    if (this.options.window !== undefined && !this.#state.stopped) {
+      const now = rowFloor(wallNs(), this.#intervalNs);
+      if (this.#untilNs === undefined || now < this.#untilNs) this.#untilNs = now;
+    }
     this.#state.stop();
     this.#wake?.();
   }
 
-  async #pollOnce(intake: FrameIntake): Promise<void> {
+  /** One poll, within timeoutMs (the body too). */
+  async #pollOnce(intake: FrameIntake, timeoutMs: number): Promise<PolledFrame[]> {
     const token = this.options.token ?? process.env.REZOLUS_HTTP_TOKEN;
     const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
-    const res = await fetch(this.target, { signal: AbortSignal.timeout(Math.max(2000, 2 * this.options.intervalMs)), headers });
+    // the frames published since the last snapshot too: a late poll loses none (src/agent/snapshot.ts)
+    const url = this.#sinceNs === undefined ? this.target : `${this.target}${this.target.includes('?') ? '&' : '?'}since=${this.#sinceNs}`;
+    // a timer of our own: AbortSignal.timeout() can miss its time after a GC on Node 20 (see alert/alertmanager.ts)
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new DOMException(`no answer within ${timeoutMs} ms`, 'TimeoutError')), timeoutMs);
+    try {
+      return await this.#read(intake, await fetch(url, { signal: ac.signal, headers }));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The snapshot of one poll: hands over its new frames within the window; the newest frame of every sampler it carried. */
+  async #read(intake: FrameIntake, res: Response): Promise<PolledFrame[]> {
     if (res.status === 401) throw new Error(`${this.target} answered 401: set REZOLUS_HTTP_TOKEN to the agent's [http] token`);
     if (!res.ok) throw new Error(`${this.target} answered ${res.status}`);
-    const snap = unpack(await boundedBody(res, this.target)) as { frames?: Uint8Array[]; descriptors?: Record<string, string> };
+    const snap = unpack(await boundedBody(res, this.target)) as { at?: unknown; frames?: Uint8Array[]; descriptors?: Record<string, string> };
     for (const [hash, json] of Object.entries(snap.descriptors ?? {})) this.#descriptors.add(hash, json);
+    const carried: PolledFrame[] = [];
     for (const bytes of snap.frames ?? []) {
       const raw = decodeFrame(bytes);
       const key = `${raw.host}/${raw.sampler}/${raw.instance}`;
+      carried.push({ key, seq: raw.seq, beginNs: raw.beginNs, endNs: raw.endNs });
       if ((this.#seen.get(key) ?? 0) >= raw.seq) continue;
+      // ended after the recording's last row: not this recording's (and the poll after the end is the last)
+      if (this.#untilNs !== undefined && raw.endNs > this.#untilNs) continue;
       // a later snapshot may carry its descriptor: not seen yet
       if (this.#descriptors.peek(raw.descriptor) === undefined) continue;
       this.#seen.set(key, raw.seq);
+      // the values of a row before the recording's first
+      if (this.#fromNs !== undefined && raw.endNs <= this.#fromNs) continue;
       const wait = intake.take(`${METRICS_PREFIX}.${raw.host}.${raw.sampler}`, bytes);
       if (wait !== undefined) await wait;
+    }
+    // the next poll asks for what came after this snapshot (an agent from before `at` serves the newest frames only)
+    this.#sinceNs = typeof snap.at === 'bigint' ? snap.at : undefined;
+    return carried;
+  }
+
+  /** Polls; the wait until the next poll (ns). */
+  async #poll(intake: FrameIntake, timeoutMs: number): Promise<bigint> {
+    try {
+      const carried = await this.#pollOnce(intake, timeoutMs);
+      if (this.#failures > 0) this.log.info({ url: this.target, failures: this.#failures }, `the agent answers again after ${this.#failures} failed polls`);
+      this.#failures = 0;
+      this.#lastError = undefined;
+      return this.#schedule.polled(carried, wallNs());
+    } catch (error) {
+      const why = fetchFailure(error, timeoutMs);
+      // once, and again when the cause changes (refused, then no answer ...): not every interval
+      if (why !== this.#lastError) this.log.warn({ url: this.target, err: error, failures: this.#failures + 1 }, `polling ${this.target} failed: ${why}; retrying every interval`);
+      this.#lastError = why;
+      this.#failures++;
+      return this.#schedule.failed(wallNs());
     }
   }
 
   async #run(intake: FrameIntake): Promise<void> {
+    const timeoutMs = Math.max(2000, 2 * this.options.intervalMs);
     while (!this.#state.stopped) {
-      await this.#pollOnce(intake).then(
-        () => {
-          this.#failures = 0;
-          this.#lastError = undefined;
-        },
-        (error: unknown) => {
-          this.#lastError = fetchErrorText(error);
-          if (this.#failures++ === 0) this.log.warn({ url: this.target, err: error }, 'polling the agent failed; retrying every interval');
-        },
-      );
+      const waitNs = await this.#poll(intake, timeoutMs);
       if (this.#state.stopped) break;
-      // the next whole interval of the wall clock
-      const wait = this.options.intervalMs - (Date.now() % this.options.intervalMs);
       await new Promise<void>((r) => {
         this.#wake = r;
-        setTimeout(r, wait);
+        setTimeout(r, Number(waitNs / MS));
       });
     }
+    // a recording's end: the frames that ended before it and no poll took yet (not after a failed poll: the agent is away)
+    if (this.options.window !== undefined && this.#failures === 0) await this.#poll(intake, Math.min(timeoutMs, 1000));
   }
 }

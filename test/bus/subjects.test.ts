@@ -13,7 +13,8 @@ test('metricsSubject and hostFilterSubjects agree on the token', (t) => {
   t.deepEqual(hostFilterSubjects('*'), ['rezolus.metrics.*.>']);
   t.deepEqual(hostFilterSubjects('web01, Web01 ,db.x'), ['rezolus.metrics.web01.>', 'rezolus.metrics.db_x.>']);
   t.throws(() => metricsSubject('h', 'Bad.Name'));
-  t.is(frameMsgId('h.x', 'cpu_usage', 255, 7), 'h_x.cpu_usage.ff.7');
+  // the instance as people read it everywhere: 8 hex digits
+  t.is(frameMsgId('h.x', 'cpu_usage', 255, 7), 'h_x.cpu_usage.000000ff.7');
 });
 
 test('subjectMatches: the frame must name the host and sampler of its subject', (t) => {

@@ -8,7 +8,9 @@ import { AGENT_SPEC } from '../../src/config/agent.js';
 import { logSection, validateFlag } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 import { durationFlag, keySpec, levelFlag } from '../../src/cli/flags.js';
-import { main } from '../../src/cli/main.js';
+import { main, MODES } from '../../src/cli/main.js';
+import { LIST_OPTIONS, OPTIONS } from '../../src/cli/mode.js';
+import { runRezolus } from '../helpers/rezolus-cli.js';
 
 const LEVEL = keySpec(logSection, 'level');
 const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
@@ -70,4 +72,53 @@ test('main refuses a bad flag with exit 2 and one line naming it, before anythin
   t.is(sub.code, 2);
   t.regex(sub.stderr, /unknown hindsight subcommand "later"/);
   t.is((await run(['toString'])).code, 2, 'a mode is an own key of the table');
+});
+
+/** main() with stdout captured too. The tests that capture run serially: the capture replaces process-wide writes. */
+async function runOut(argv: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  const write = process.stdout.write;
+  process.stdout.write = ((chunk: string | Uint8Array): boolean => {
+    stdout += chunk.toString();
+    return true;
+  }) as typeof process.stdout.write;
+  try {
+    return { ...(await run(argv)), stdout };
+  } finally {
+    process.stdout.write = write;
+  }
+}
+
+test.serial('every mode refuses an option given twice with exit 2 and one line naming both values, before anything starts', async (t) => {
+  let checked = 0;
+  for (const [name, mode] of Object.entries(MODES)) {
+    for (const option of mode.options) {
+      if (OPTIONS[option].type !== 'string' || LIST_OPTIONS.has(option)) continue;
+      const r = await run([name, `--${option}`, 'a', `--${option}`, 'b']);
+      t.is(r.code, 2, `${name} --${option} twice`);
+      const label = option === 'output' ? '-o/--output' : `--${option}`;
+      t.true(r.stderr.startsWith(`rezolus ${name}: ${label} given twice (a, b); give it once`), r.stderr);
+      t.is(r.stderr.split('\n').length, 2, `one line: ${r.stderr}`);
+      checked++;
+    }
+  }
+  t.true(checked > 40, `${checked} mode and option pairs`);
+  const thrice = await run(['record', '-o', 'a.parquet', '--output', 'b.parquet', '-o', 'c.parquet']);
+  t.is(thrice.stderr, 'rezolus record: -o/--output given 3 times (a.parquet, b.parquet, c.parquet); give it once (rezolus record --help lists the options)\n');
+  const host = await run(['record', '--host', 'a', '--host', 'b']);
+  t.is(host.stderr, 'rezolus record: --host given twice (a, b); give it once, or --hosts a,b for all of them (rezolus record --help lists the options)\n');
+});
+
+test.serial('a list option given twice is one list: --hosts a --hosts b is --hosts a,b', async (t) => {
+  const r = await runOut(['nats-auth', '--hosts', 'web-1', '--hosts', 'web-2']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /rezolus\.metrics\.web-1\.>/);
+  t.regex(r.stdout, /rezolus\.metrics\.web-2\.>/);
+  t.deepEqual([...LIST_OPTIONS].sort(), ['hosts', 'nats'], 'the comma-separated ones');
+});
+
+test.serial('through the command line: rezolus record --host a --host b exits 2 with one line', async (t) => {
+  const r = await runRezolus('record', '--host', 'a', '--host', 'b');
+  t.is(r.code, 2);
+  t.is(r.stderr, 'rezolus record: --host given twice (a, b); give it once, or --hosts a,b for all of them (rezolus record --help lists the options)\n');
 });

@@ -1,18 +1,26 @@
 import test from 'ava';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { connect } from '@nats-io/transport-node';
 import { unpack } from 'msgpackr';
+import pino from 'pino';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
+import { STATUS_BUCKET } from '../../src/bus/subjects.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { runRezolus } from '../helpers/rezolus-cli.js';
+import { until } from '../helpers/until.js';
+import { freePort } from '../../src/up/nats-server.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -63,8 +71,57 @@ test('rezolus record http://agent out.parquet (the seeds\' form) polls the agent
   t.is(code, 0, stderr);
   const con = await (await DuckDBInstance.create(':memory:')).connect();
   const rows = (await con.runAndReadAll(`SELECT host, "cpu_usage/user/0" AS user0, memory_total FROM read_parquet('${out}')`)).getRowObjects();
-  t.true(rows.length >= 3 && rows.length <= 7, `${rows.length} rows in 2.5 s at 500 ms`);
+  // the rows stamped within the 2.5 s: 5, never more (4 only if the agent skipped a whole row's ticks)
+  t.true(rows.length >= 4 && rows.length <= 5, `${rows.length} rows in 2.5 s at 500 ms`);
   for (const row of rows) t.deepEqual(row, { host: 'fixture', user0: 20_230_000_000n, memory_total: 25_276_502_016 });
+});
+
+test('record http://agent where nothing answers: says why (refused, with the address) in the log and the last line, and nothing about NATS', async (t) => {
+  const port = await freePort();
+  const out = join(dir, 'refused.parquet');
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--duration', '1500ms', '--log-level', 'info', `http://localhost:${port}`, out], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  t.is(code, 1, stderr);
+  t.notRegex(stderr, /nats/i, 'an agent URL uses no NATS: none is looked for or named');
+  const refused = `connect ECONNREFUSED (127\\.0\\.0\\.1|::1):${port}`;
+  t.regex(stderr, new RegExp(`"msg":"polling http://localhost:${port}/metrics/binary failed: ${refused}`), 'the log says why');
+  t.regex(stderr, new RegExp(`rezolus record: nothing recorded, .*refused\\.parquet not written: no frames came from http://localhost:${port} \\(last poll: ${refused}`), 'and the last line');
+  t.false(existsSync(out));
+  // an agent URL with --nats: refused, NATS is not used
+  const both = await runRezolus('record', '--nats', 'nats://127.0.0.1:4222', `http://localhost:${port}`, out);
+  t.is(both.code, 2);
+  t.regex(both.stderr, /an agent URL records that agent live over HTTP, without NATS; it cannot be combined with .*--nats/);
+});
+
+test('the instance id is one form wherever people read it: 8 hex digits in the log, the status KV, /metrics/json and the Nats-Msg-Id; the frame carries the number', async (t) => {
+  const lines: { msg: string; instance?: string }[] = [];
+  const log = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string; instance?: string }) });
+  const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'hexed', natsUrl: server.url });
+  const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'memory_meminfo', intervalMs: 1000 }]));
+  const own = await runAgent({ ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: { host: '127.0.0.1', port: 0 } }, log);
+  const nc = await connect({ servers: server.url });
+  try {
+    await own.agent.tickOnce();
+    const url = `http://127.0.0.1:${own.httpPort ?? 0}`;
+    const wire = decodeFrame((unpack(new Uint8Array(await (await fetch(`${url}/metrics/binary`)).arrayBuffer())) as { frames: Uint8Array[] }).frames[0] as Uint8Array).instance;
+    t.is(typeof wire, 'number', 'the frame\'s i is the number');
+    const hex = wire.toString(16).padStart(8, '0');
+    const json = (await (await fetch(`${url}/metrics/json`)).json()) as { frames: { instance: unknown }[] };
+    t.is(json.frames[0]?.instance, hex, '/metrics/json');
+    t.is(lines.find((l) => l.msg === 'agent running')?.instance, hex, 'the log');
+    t.true(await until(async () => (await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed')) !== null, 20_000));
+    t.is((await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed'))?.json<{ instance: string }>().instance, hex, 'the status');
+    const stored = await (await jetstreamManager(nc)).streams.getMessage('REZOLUS', { last_by_subj: 'rezolus.metrics.hexed.memory_meminfo' });
+    t.true(stored?.header.get('Nats-Msg-Id').startsWith(`hexed.memory_meminfo.${hex}.`), 'the Nats-Msg-Id');
+  } finally {
+    await nc.close();
+    await own.stop();
+  }
 });
 
 test('a taken HTTP port does not stop the agent', async (t) => {

@@ -182,8 +182,21 @@ test('record -- cmd: the recording spans the command, which runs in its own grou
   const killed = await record(['--host', 'silent', '-o', join(dir, 'killed.parquet'), '--', 'sh', '-c', 'kill -TERM $$']);
   t.is(killed.code, 143, 'killed by SIGTERM: 128 + 15');
   // nothing recorded, no file, and the command's status stays ours
-  t.regex(killed.stderr, /nothing recorded, .*killed\.parquet not written/);
+  t.regex(killed.stderr, /nothing recorded, .*killed\.parquet not written: the command sh was killed by SIGTERM after/);
   t.false(existsSync(join(dir, 'killed.parquet')));
+});
+
+test('a command that ends before the first row: says so, no file, its status, or 1 when it succeeded', async (t) => {
+  // a host that publishes nothing: no frame can arrive however slowly sh starts (a real agent's interval is longer than sh -c 'exit 7')
+  const out = join(dir, 'short.parquet');
+  const failed = await record(['--host', 'silent', '-o', out, '--', 'sh', '-c', 'exit 7']);
+  t.is(failed.code, 7, failed.stderr);
+  t.regex(failed.stderr, /^rezolus record: nothing recorded, .*short\.parquet not written: the command sh ended with exit code 7 after \d+\.\d s, before the first row was recorded \(no frames of hosts "silent" arrived from nats:\/\/127\.0\.0\.1:\d+ in that time/);
+  t.is(failed.stderr.trim().split('\n').length, 1, 'one line');
+  const succeeded = await record(['--host', 'silent', '-o', out, '--', 'true']);
+  t.is(succeeded.code, 1, 'no file is not a success');
+  t.regex(succeeded.stderr, /the command true ended with exit code 0 after .*, before the first row was recorded/);
+  t.false(existsSync(out));
 });
 
 test('record --duration caps a command: its whole group gets SIGTERM, then SIGKILL, and the exit is 124', async (t) => {
