@@ -215,7 +215,10 @@ What it starts, where, and how to leave it out:
   nats-server  a private "nats-server -js" on 127.0.0.1:4222, or on a free port
                when something else holds 4222 (--nats-port N insists on N); its
                store and log under --data-dir (./data), its URL in ./data/nats.url.
-               It never uses a server it did not start. Off: --nats URL (or
+               It never uses a server it did not start. One up per data directory
+               (a second is refused with the first one's pid); if the server dies,
+               up starts it again on the same store and port, and exits 1 when it
+               cannot. Off: --nats URL (or
                REZOLUS_NATS_URL, or [nats] url in up.toml) uses that server instead
   agent        this host's samplers (config/agent.toml), frames to stream REZOLUS
                (rezolus.metrics.<host>.>); its snapshot on http://127.0.0.1:4241
