@@ -9,18 +9,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
+import { processAlive } from '../../src/files/lock.js';
 import { natsAnswers } from '../../src/up/nats-server.js';
 import { runRezolus } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** An up.toml beside an agent.toml without the kernel samplers (no BPF: the test is about up itself). */
 function configDir(): string {
@@ -61,17 +53,17 @@ test('a second up in the same data directory is refused with the pid of the firs
     t.true(second.out().includes(`is in use by another rezolus up (pid ${first.child.pid}, NATS nats://127.0.0.1:${port})`), second.out());
     t.false(second.out().includes('stopped nats-server'), 'the first one\'s server was left alone');
 
-    t.true(alive(serverPid), 'the first one\'s nats-server still runs');
+    t.true(processAlive(serverPid), 'the first one\'s nats-server still runs');
     t.is(Number(readFileSync(join(dir, 'data', 'nats-server.pid'), 'utf8')), serverPid);
     t.true(await natsAnswers('127.0.0.1', port), 'and answers');
     t.is(first.child.exitCode, null, 'the first is still up');
 
     first.child.kill('SIGINT');
     t.is(await first.exited, 0, first.out());
-    t.false(alive(serverPid), 'its server stopped with it');
+    t.false(processAlive(serverPid), 'its server stopped with it');
   } finally {
     if (first.child.exitCode === null) first.child.kill('SIGKILL');
-    if (serverPid !== undefined && alive(serverPid)) process.kill(serverPid, 'SIGKILL');
+    if (serverPid !== undefined && processAlive(serverPid)) process.kill(serverPid, 'SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -6,18 +6,10 @@ import { join } from 'node:path';
 import { parseCpuList } from '../../src/samplers/cpu/cores/parse.js';
 import { freePort } from '../../src/up/nats-server.js';
 import { ROOT } from '../../scripts/gen-docs.js';
+import { processAlive } from '../../src/files/lock.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { until } from '../helpers/until.js';
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Devices this machine has, read the way a user would check them. */
 function liveDevices(): { cpus: number[]; netdevs: string[]; disks: string[] } {
@@ -86,11 +78,11 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     child.kill('SIGINT');
     const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
     t.is(code, 0, `exit code; stderr: ${stderr}`);
-    t.false(alive(serverPid), 'the private nats-server was stopped');
+    t.false(processAlive(serverPid), 'the private nats-server was stopped');
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');
     // a killed `up` cannot stop its private server: do it here, so no test leaves one running
-    if (serverPid !== undefined && alive(serverPid)) process.kill(serverPid, 'SIGKILL');
+    if (serverPid !== undefined && processAlive(serverPid)) process.kill(serverPid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   }
 });

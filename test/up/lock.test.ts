@@ -4,29 +4,10 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadAgentConfig } from '../../src/config/agent.js';
-import { loadExporterConfig } from '../../src/config/exporter.js';
-import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { processStartTime } from '../../src/files/lock.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { runUp, UP_LOCK, type UpOptions } from '../../src/up/main.js';
-import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
-import { NATS_SERVER_BIN } from '../helpers/nats.js';
-
-function options(dataDir: string): UpOptions {
-  const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'locked', logLevel: 'silent' });
-  return {
-    natsUrl: undefined,
-    forcePrivatePort: 0,
-    privatePort: 0,
-    natsServer: NATS_SERVER_BIN,
-    dataDir,
-    agent: { ...agent, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, http: undefined },
-    exporter: loadExporterConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, hosts: 'locked', logLevel: 'silent' }),
-    hindsight: loadHindsightConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, output: join(dataDir, 'h.parquet'), logLevel: 'silent' }),
-  };
-}
+import { runUp, UP_LOCK } from '../../src/up/main.js';
+import { fixtureUpOptions } from '../helpers/up-options.js';
 
 /** A process that stands for another `up`: alive until killed. */
 function standIn(): { pid: number; kill: () => void } {
@@ -40,7 +21,7 @@ test('a data directory whose lock a live process holds is refused with its pid, 
   try {
     writeFileSync(join(dataDir, UP_LOCK), `${owner.pid} ${processStartTime(owner.pid)}\n`);
     writeFileSync(join(dataDir, 'nats.url'), 'nats://127.0.0.1:4999\n');
-    const error = await t.throwsAsync(runUp(options(dataDir), silentLogger()));
+    const error = await t.throwsAsync(runUp(fixtureUpOptions(dataDir, 'locked'), silentLogger()));
     t.is(error?.message, `${dataDir} is in use by another rezolus up (pid ${owner.pid}, NATS nats://127.0.0.1:4999): stop that one first, or give this one another --data-dir`);
     t.false(existsSync(join(dataDir, 'nats-server.pid')), 'no server was started');
     t.is(readFileSync(join(dataDir, UP_LOCK), 'utf8').split(' ')[0], String(owner.pid), 'the lock is still the owner\'s');
@@ -59,7 +40,7 @@ for (const [what, lock] of [
     const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-up-stale-'));
     try {
       writeFileSync(join(dataDir, UP_LOCK), lock());
-      const up = await runUp(options(dataDir), silentLogger());
+      const up = await runUp(fixtureUpOptions(dataDir, 'locked'), silentLogger());
       t.is(readFileSync(join(dataDir, UP_LOCK), 'utf8').trim(), `${process.pid} ${processStartTime(process.pid)}`);
       await up.stop();
       t.false(existsSync(join(dataDir, UP_LOCK)), 'released');

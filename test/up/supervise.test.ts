@@ -9,47 +9,22 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectBus } from '../../src/bus/connect.js';
-import { loadAgentConfig } from '../../src/config/agent.js';
-import { loadExporterConfig } from '../../src/config/exporter.js';
-import { loadHindsightConfig } from '../../src/config/hindsight.js';
+import { processAlive } from '../../src/files/lock.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { runUp } from '../../src/up/main.js';
 import { natsAnswers, startNatsServer } from '../../src/up/nats-server.js';
 import { superviseNatsServer } from '../../src/up/supervise.js';
-import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { NATS_SERVER_BIN } from '../helpers/nats.js';
 import { auditSeqs, readStoredFrames } from '../helpers/stream.js';
 import { until } from '../helpers/until.js';
+import { fixtureUpOptions } from '../helpers/up-options.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test('the private nats-server killed with SIGKILL runs again on the same port and store; every frame is stored once', async (t) => {
   t.timeout(120_000);
   const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-up-supervise-'));
-  const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'supervised', logLevel: 'silent', intervalMs: 200 });
-  const up = await runUp(
-    {
-      natsUrl: undefined,
-      forcePrivatePort: 0,
-      privatePort: 0,
-      natsServer: NATS_SERVER_BIN,
-      dataDir,
-      agent: { ...agent, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, http: undefined },
-      exporter: loadExporterConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, hosts: 'supervised', logLevel: 'silent' }),
-      hindsight: loadHindsightConfig(undefined, { listen: { host: '127.0.0.1', port: 0 }, output: join(dataDir, 'h.parquet'), logLevel: 'silent' }),
-    },
-    silentLogger(),
-  );
+  const up = await runUp(fixtureUpOptions(dataDir, 'supervised', 200), silentLogger());
   let failedWith: string | undefined;
   void up.failed.then((e) => (failedWith = e.message));
   const first = up.server;
@@ -80,7 +55,7 @@ test('the private nats-server killed with SIGKILL runs again on the same port an
   } finally {
     const last = up.server;
     await up.stop();
-    t.false(last !== undefined && alive(last.pid) && last.process.exitCode === null, 'stop() stopped the restarted server');
+    t.false(last !== undefined && processAlive(last.pid) && last.process.exitCode === null, 'stop() stopped the restarted server');
     rmSync(dataDir, { recursive: true, force: true });
   }
 });
@@ -101,7 +76,7 @@ test('a server that keeps dying: up is told why after the allowed restarts, and 
     t.true(await until(() => failed !== undefined, 20_000), 'told to give up');
     t.regex(failed?.message ?? '', /exited 3 times within 60 s \(last: killed by SIGKILL\); giving up\. See .*nats-server\.log/);
     t.is(nats.restarts, 2);
-    t.true(pids.every((p) => !alive(p) || p === 0), 'no server left running');
+    t.true(pids.every((p) => !processAlive(p) || p === 0), 'no server left running');
   } finally {
     await nats.stop();
     rmSync(dataDir, { recursive: true, force: true });
