@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -53,7 +54,7 @@ test('the agent serves its latest frames: msgpack with descriptors, and JSON', a
 
 test('rezolus record http://agent out.parquet (the seeds\' form) polls the agent without NATS', async (t) => {
   const out = join(dir, 'polled.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--interval', '500ms', '--duration', '2500ms', '--log-level', 'warn', base, out], {
+  const child = spawn(process.execPath, rezolusArgv('record', '--interval', '500ms', '--duration', '2500ms', '--log-level', 'warn', base, out), {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -8,6 +8,7 @@ import { freePort } from '../../src/up/nats-server.js';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 function alive(pid: number): boolean {
   try {
@@ -34,7 +35,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--hindsight-listen', '127.0.0.1:0', '--host', 'e2e-live', '--log-level', 'warn'],
+    rezolusArgv('up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--hindsight-listen', '127.0.0.1:0', '--host', 'e2e-live', '--log-level', 'warn'),
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
