@@ -2,6 +2,7 @@
 // with one "N passed, N failed" line (the summary CI reads).
 import { spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { ensureCli } from './build-cli.mjs';
 import { buildNative } from './build-native.mjs';
 import { ensureWeb } from './build-web.mjs';
 import { ROOT, ensureDebian, ensureNpm } from './setup.mjs';
@@ -35,6 +36,15 @@ const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript'
 if (tsc.status !== 0) {
   process.stdout.write('0 passed, 1 failed\n');
   process.exit(1);
+}
+
+// The compiled CLI (dist/): tests start `node dist/cli/rezolus.js`
+// (test/helpers/rezolus-cli.ts), not src/ through tsx, which costs each
+// process three times the CPU. Built here, before ava runs test files side by side.
+try {
+  ensureCli();
+} catch (error) {
+  process.stderr.write(`[test] the CLI did not build: ${error instanceof Error ? error.message : String(error)}\n`);
 }
 
 // Lint (biome.json; `npm run lint`): findings count as one failed test, and

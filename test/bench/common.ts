@@ -1,6 +1,6 @@
 /** Helpers shared by the process benchmarks (agent-cpu, agent-profile). */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -70,24 +70,10 @@ export function stderrTail(child: ChildProcess, max = 4000): () => string {
   return () => text.trim();
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p));
-    else if (entry.name.endsWith('.ts')) newest = Math.max(newest, statSync(p).mtimeMs);
-  }
-  return newest;
-}
-
-/** Compiles src/ to dist/ (npm run build) when dist/cli/rezolus.js is missing or older than a source file. */
+/** Compiles src/ to dist/ when a source changed since the last build (scripts/build-cli.mjs --if-stale). */
 export function ensureBuilt(): void {
-  const stale = !existsSync(ENTRY) || statSync(ENTRY).mtimeMs < newestMtime(join(ROOT, 'src'));
-  if (!stale) return;
-  say('dist is missing or stale: npm run build');
-  const r = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], timeout: 180_000 });
-  if (!existsSync(ENTRY)) throw new Error(`build did not produce ${ENTRY} (exit ${r.status ?? r.signal})`);
-  if (r.status !== 0) say(`warning: the build exited ${r.status ?? r.signal} (type errors elsewhere?); using what it emitted`);
+  const r = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-cli.mjs'), '--if-stale'], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'], timeout: 180_000 });
+  if (!existsSync(ENTRY) || r.status !== 0) throw new Error(`scripts/build-cli.mjs --if-stale exited ${r.status ?? r.signal}; ${ENTRY} cannot run`);
 }
 
 export async function waitFor(

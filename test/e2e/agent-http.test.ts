@@ -18,7 +18,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
-import { runRezolus } from '../helpers/rezolus-cli.js';
+import { rezolusArgv, runRezolus } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
 import { freePort } from '../../src/up/nats-server.js';
 
@@ -61,7 +61,7 @@ test('the agent serves its latest frames: msgpack with descriptors, and JSON', a
 
 test('rezolus record http://agent out.parquet (the seeds\' form) polls the agent without NATS', async (t) => {
   const out = join(dir, 'polled.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--interval', '500ms', '--duration', '2500ms', '--log-level', 'warn', base, out], {
+  const child = spawn(process.execPath, rezolusArgv('record', '--interval', '500ms', '--duration', '2500ms', '--log-level', 'warn', base, out), {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -79,7 +79,7 @@ test('rezolus record http://agent out.parquet (the seeds\' form) polls the agent
 test('record http://agent where nothing answers: says why (refused, with the address) in the log and the last line, and nothing about NATS', async (t) => {
   const port = await freePort();
   const out = join(dir, 'refused.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--duration', '1500ms', '--log-level', 'info', `http://localhost:${port}`, out], {
+  const child = spawn(process.execPath, [...rezolusArgv('record', '--duration', '1500ms', '--log-level', 'info', `http://localhost:${port}`, out)], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -14,6 +14,7 @@ import { connectBus } from '../../src/bus/connect.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { freePort } from '../../src/up/nats-server.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const TMP = mkdtempSync(join(tmpdir(), 'rezolus-bad-config-'));
 let server: TestNats | undefined;
@@ -33,7 +34,7 @@ interface Run {
  * seconds to start it), or after 60 s.
  */
 function rezolus(args: readonly string[], killAfterMs = 20_000, settled?: (stderr: string) => boolean): Promise<Run> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rezolus.ts', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv(...args), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let timer = setTimeout(() => child.kill('SIGKILL'), settled === undefined ? killAfterMs : 60_000);
   child.stderr.on('data', (d: Buffer) => {

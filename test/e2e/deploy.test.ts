@@ -18,6 +18,7 @@ import { freePort } from '../../src/up/nats-server.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { startCluster, type TestCluster } from '../helpers/cluster.js';
 import { COMPOSE_ENV, type ComposeService, loadCompose, ROOT } from '../helpers/deploy.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
 
 const HOST = COMPOSE_ENV.REZOLUS_HOST as string;
@@ -59,7 +60,7 @@ function start(name: string, extra: readonly string[] = []): { child: ChildProce
   const args = [...(s.command ?? []).map((a) => hostPath(s, a)), ...extra];
   const env: NodeJS.ProcessEnv = { ...process.env, ...s.environment };
   env.REZOLUS_NATS_URL = localUrls(s.environment?.REZOLUS_NATS_URL ?? '', services);
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv(...args), { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
   let err = '';
   child.stderr?.on('data', (b: Buffer) => (err = (err + b.toString()).slice(-4000)));
   children.push(child);

@@ -15,6 +15,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -103,7 +104,7 @@ test.serial('a duration beyond the stream max_age is refused with how to raise i
 
 test.serial('rezolus hindsight (the CLI service) dumps on SIGHUP', async (t) => {
   const out = join(dir, 'sighup.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'hindsight', '--nats', server.url, '--listen', '127.0.0.1:0', '--hosts', 'fixture', '-o', out], {
+  const child = spawn(process.execPath, rezolusArgv('hindsight', '--nats', server.url, '--listen', '127.0.0.1:0', '--hosts', 'fixture', '-o', out), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

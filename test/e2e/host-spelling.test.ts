@@ -37,6 +37,7 @@ import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import type { TestNats } from '../helpers/nats.js';
 import { security } from '../helpers/security.js';
 import { until } from '../helpers/until.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 /** Each host as configured, and the other spellings of its token that its user sends. */
 const HOSTS = [
@@ -169,7 +170,7 @@ test.serial('rezolus record of a host whose every frame names another spelling: 
     await jetstream(nc).publish(metricsSubject(SPOOF_ONLY, TARGET_SAMPLER), encodeFrame(header, goodValues(seq)));
   }
   const output = join(dir, 'h6.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', SPOOF_ONLY, '--since', since, '-o', output], {
+  const child = spawn(process.execPath, rezolusArgv('record', '--nats', server.url, '--host', SPOOF_ONLY, '--since', since, '-o', output), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, REZOLUS_NATS_USER: 'rezolus-recorder', REZOLUS_NATS_PASSWORD: auth.password('rezolus-recorder') },

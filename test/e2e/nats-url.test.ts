@@ -3,9 +3,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { ROOT } from '../../scripts/gen-docs.js';
 import { runAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -13,6 +11,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { freePort, privateServerUrl, startNatsServer, URL_FILE } from '../../src/up/nats-server.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { NATS_SERVER_BIN } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 test('a private server leaves its URL in the data dir while it runs; record started there finds it without --nats', async (t) => {
   const cwd = mkdtempSync(join(tmpdir(), 'rezolus-nats-url-'));
@@ -25,10 +24,10 @@ test('a private server leaves its URL in the data dir while it runs; record star
     const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined }, silentLogger());
     try {
       const out = join(cwd, 'found.parquet');
-      // REZOLUS_NATS_URL unset, no --nats: ./data/nats.url of the current directory (tsx by path: the cwd has no node_modules)
+      // REZOLUS_NATS_URL unset, no --nats: ./data/nats.url of the current directory (a directory without node_modules)
       const env = { ...process.env };
       delete env.REZOLUS_NATS_URL;
-      const child = spawn(process.execPath, ['--import', pathToFileURL(join(ROOT, 'node_modules/tsx/dist/loader.mjs')).href, join(ROOT, 'src/cli/rezolus.ts'), 'record', '--host', 'found', '--duration', '2s', '-o', out], { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, rezolusArgv('record', '--host', 'found', '--duration', '2s', '-o', out), { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));

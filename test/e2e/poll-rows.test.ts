@@ -11,6 +11,7 @@
  * recorder's, and only then may a row be missing.
  */
 import test from 'ava';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -65,7 +66,7 @@ async function agentAt(host: string, intervalMs: number): Promise<{ url: string;
 }
 
 function record(url: string, interval: string, duration: string, out: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--interval', interval, '--duration', duration, '--log-level', 'warn', url, out], {
+  const child = spawn(process.execPath, [...rezolusArgv('record', '--interval', interval, '--duration', duration, '--log-level', 'warn', url, out)], {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

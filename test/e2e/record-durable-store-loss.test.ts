@@ -25,6 +25,7 @@ import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { capturingLogger } from '../helpers/security.js';
 import { until } from '../helpers/until.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const iso = (ms: number): string => new Date(ms).toISOString();
@@ -85,7 +86,7 @@ interface Run {
 }
 
 function startRecord(url: string, args: readonly string[]): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', url, '--log-level', 'info', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv('record', '--nats', url, '--log-level', 'info', ...args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   const run: Run = { child, stderr: '', exited: new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal }))) };
   child.stderr?.on('data', (d: Buffer) => (run.stderr += d.toString()));
   return run;

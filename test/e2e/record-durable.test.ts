@@ -14,6 +14,7 @@ import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
 import { Spool } from '../../src/spool/spool.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const PERIOD_MS = 100;
 const PERIOD_NS = BigInt(PERIOD_MS) * 1_000_000n;
@@ -62,7 +63,7 @@ interface Run {
 }
 
 function startRecord(args: readonly string[], natsUrl = server.url): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', natsUrl, '--log-level', 'info', ...args], {
+  const child = spawn(process.execPath, rezolusArgv('record', '--nats', natsUrl, '--log-level', 'info', ...args), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -8,6 +8,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const PERIOD_NS = 100_000_000n;
 const root = process.getuid?.() === 0;
@@ -50,7 +51,7 @@ test.after.always(async () => {
 });
 
 function rezolus(args: readonly string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args, '--nats', server.url, '--log-level', 'warn'], {
+  const child = spawn(process.execPath, rezolusArgv(...args, '--nats', server.url, '--log-level', 'warn'), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

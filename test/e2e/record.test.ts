@@ -14,6 +14,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { freePort } from '../../src/up/nats-server.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let server: TestNats;
 let agent: RunningAgent;
@@ -35,7 +36,7 @@ test.after.always(async () => {
 });
 
 function record(args: string[], mode: string[] = ['record'], nats = server.url): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...mode, '--nats', nats, '--log-level', 'warn', ...args], {
+  const child = spawn(process.execPath, rezolusArgv(...mode, '--nats', nats, '--log-level', 'warn', ...args), {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -219,7 +220,7 @@ test('record --duration caps a command: its whole group gets SIGTERM, then SIGKI
 
 test('SIGTERM stops a live recording at once and still writes a valid file', async (t) => {
   const out = join(dir, 'term.parquet');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', 'fixture', '--interval', '200ms', '--log-level', 'info', '-o', out], {
+  const child = spawn(process.execPath, rezolusArgv('record', '--nats', server.url, '--host', 'fixture', '--interval', '200ms', '--log-level', 'info', '-o', out), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

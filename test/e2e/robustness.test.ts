@@ -16,6 +16,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startNatsServer } from '../../src/up/nats-server.js';
 import { NATS_SERVER_BIN, startTestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 test('an exporter whose port is taken fails at once with a one-line error naming the address', async (t) => {
   const blocker = createServer();
@@ -76,7 +77,7 @@ test('a nats-server left running on a data dir by a killed run is stopped before
 });
 
 test('rezolus agent with a bad --nats exits 2 without connecting anywhere', async (t) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/rezolus.ts', 'agent', '--nats', ''], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv('agent', '--nats', ''), { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise((r) => child.once('close', r));

@@ -30,6 +30,7 @@ import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import { MEM_DESCRIPTOR, MemoryHost, MiB, prepareBus, readAlertEvents } from '../helpers/alert-bus.js';
 import { security } from '../helpers/security.js';
 import { until } from '../helpers/until.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const RECORD_KEY = 'web-1.memory_low._';
 /** alert records already in the bucket when the watches start: enough bytes (6 MB) for the server to ask for flow control */
@@ -55,7 +56,7 @@ interface AlertRun {
 
 /** `rezolus alert` with the test's rules, as `who` (credentials from the environment). */
 function alertAs(who: string): AlertRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'alert', '--config', rules, '--nats', auth.server.url], {
+  const child = spawn(process.execPath, rezolusArgv('alert', '--config', rules, '--nats', auth.server.url), {
     cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: auth.password(who) },
   });
   children.push(child);

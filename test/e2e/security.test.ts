@@ -34,6 +34,7 @@ import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let server: TestNats;
 let dir: string;
@@ -177,7 +178,7 @@ test.serial('rezolus agent with a wrong password or a bad seed file exits with o
   const run = async (toml: string, env: Record<string, string> = {}): Promise<{ code: number | null; stderr: string }> => {
     const file = join(dir, `agent-${Math.random().toString(36).slice(2)}.toml`);
     writeFileSync(file, toml);
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'agent', '--config', file, '--nats', server.url, '--log-level', 'silent', '--procfs', PROC, '--sysfs', SYS], {
+    const child = spawn(process.execPath, rezolusArgv('agent', '--config', file, '--nats', server.url, '--log-level', 'silent', '--procfs', PROC, '--sysfs', SYS), {
       cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env },
     });
     let stderr = '';
@@ -288,7 +289,7 @@ test.serial('each role through its own account: a retried publish is stored once
   }
   // the CLI as the recorder (--durable) and as hindsight (snapshot), credentials from the environment
   const cli = async (who: string, args: string[]): Promise<{ code: number | null; stderr: string }> => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), ...args, '--nats', server.url, '--log-level', 'error'], {
+    const child = spawn(process.execPath, rezolusArgv(...args, '--nats', server.url, '--log-level', 'error'), {
       cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: auth.password(who) },
     });
     let stderr = '';
@@ -305,7 +306,7 @@ test.serial('each role through its own account: a retried publish is stored once
 
 test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server, and its seed files log the users in', async (t) => {
   const secrets = join(dir, 'cli-secrets');
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'nats-auth', '--hosts', 'cli-host,cli-other', '--nkeys', '--secrets-dir', secrets], {
+  const child = spawn(process.execPath, rezolusArgv('nats-auth', '--hosts', 'cli-host,cli-other', '--nkeys', '--secrets-dir', secrets), {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

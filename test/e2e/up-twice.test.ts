@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { processAlive } from '../../src/files/lock.js';
 import { natsAnswers } from '../../src/up/nats-server.js';
-import { runRezolus } from '../helpers/rezolus-cli.js';
+import { rezolusArgv, runRezolus } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
 
 /** An up.toml beside an agent.toml without the kernel samplers (no BPF: the test is about up itself). */
@@ -25,7 +25,7 @@ function configDir(): string {
 function startUp(dir: string, ...extra: string[]): { child: ChildProcess; out: () => string; exited: Promise<number | null> } {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--config', join(dir, 'up.toml'), '--data-dir', join(dir, 'data'), '--nats-port', '0', '--listen', '127.0.0.1:0', '--hindsight-listen', '127.0.0.1:0', '--view-listen', 'off', '--host', 'twice', '--log-level', 'warn', ...extra],
+    [...rezolusArgv('up', '--config', join(dir, 'up.toml'), '--data-dir', join(dir, 'data'), '--nats-port', '0', '--listen', '127.0.0.1:0', '--hindsight-listen', '127.0.0.1:0', '--view-listen', 'off', '--host', 'twice', '--log-level', 'warn', ...extra)],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

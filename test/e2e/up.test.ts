@@ -10,6 +10,7 @@ import { processAlive } from '../../src/files/lock.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { until } from '../helpers/until.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 /** Devices this machine has, read the way a user would check them. */
 function liveDevices(): { cpus: number[]; netdevs: string[]; disks: string[] } {
@@ -27,7 +28,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--hindsight-listen', '127.0.0.1:0', '--host', 'e2e-live', '--log-level', 'warn'],
+    rezolusArgv('up', '--data-dir', dataDir, '--nats-port', '0', '--listen', `127.0.0.1:${port}`, '--hindsight-listen', '127.0.0.1:0', '--host', 'e2e-live', '--log-level', 'warn'),
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

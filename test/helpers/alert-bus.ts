@@ -4,7 +4,6 @@
  * at a value the test sets, and readers of the alert events stream.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { ALERTS_STREAM, type AlertEvent } from '../../src/alert/contract.js';
@@ -16,6 +15,7 @@ import { describe, type EncodedDescriptor } from '../../src/frame/descriptor.js'
 import type { Logger } from '../../src/log/logger.js';
 import { NO_LABELS } from '../../src/metrics/point.js';
 import type { MetricDecl } from '../../src/metrics/metric.js';
+import { rezolusArgv } from './rezolus-cli.js';
 
 const MEMORY_AVAILABLE: MetricDecl = { name: 'memory_available', kind: 'gauge', unit: 'bytes', labels: [], description: 'available' };
 export const MEM_SAMPLER = 'memory_meminfo';
@@ -90,7 +90,7 @@ export interface AlertProcess {
 }
 
 export function spawnAlert(root: string, args: readonly string[]): AlertProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'src/cli/rezolus.ts'), 'alert', ...args], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv('alert', ...args), { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
   const p: AlertProcess = { child, stderr: '' };
   child.stderr?.on('data', (b: Buffer) => (p.stderr += b.toString()));
   return p;

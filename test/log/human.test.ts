@@ -1,4 +1,5 @@
 import test from 'ava';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -38,7 +39,7 @@ test('human on a terminal, JSON elsewhere; REZOLUS_LOG_FORMAT decides over both'
 
 /** The first stderr of `rezolus agent` against a NATS that does not answer, with stderr a pipe (or, through script(1), a terminal). */
 function firstLogs(viaTerminal: boolean): Promise<string> {
-  const argv = [process.execPath, '--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'agent', '--nats', 'nats://127.0.0.1:1', '--host', 'logfmt', '--procfs', join(ROOT, 'test/fixtures/rootfs/proc')];
+  const argv = [process.execPath, ...rezolusArgv('agent', '--nats', 'nats://127.0.0.1:1', '--host', 'logfmt', '--procfs', join(ROOT, 'test/fixtures/rootfs/proc'))];
   const child = viaTerminal
     ? spawn('script', ['-qec', argv.map((a) => `'${a}'`).join(' '), '/dev/null'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', REZOLUS_LOG_FORMAT: '' } })
     : spawn(argv[0] as string, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REZOLUS_LOG_FORMAT: '' } });

@@ -14,6 +14,7 @@ import { Duck } from '../helpers/duckdb.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { promtoolCheck } from '../helpers/promtool.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 // Every kernel sampler in a real agent, over a real nats-server, to the
 // exporter (Prometheus text, checked by promtool) and to a Parquet recording
@@ -80,7 +81,7 @@ test.serial('a recording has the histograms as 496-bucket lists whose counts gro
   const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'record', '--nats', server.url, '--host', HOST, '--interval', '500ms', '--duration', '3s', '-o', out, '--log-level', 'warn'],
+      rezolusArgv('record', '--nats', server.url, '--host', HOST, '--interval', '500ms', '--duration', '3s', '-o', out, '--log-level', 'warn'),
       { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';

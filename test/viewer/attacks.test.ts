@@ -35,6 +35,7 @@ import { goodValues, HOSTILE_DESCRIPTORS, HostileFrames, TARGET } from '../helpe
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
 import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let dir: string;
 let file: string;
@@ -57,7 +58,7 @@ async function get<T>(v: RunningViewer, url: string, headers: Record<string, str
 
 /** Runs the CLI until it prints its URL (then SIGTERM) or exits by itself; its stderr and exit code. */
 function viewCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stderr: string; served: boolean }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], {
+  const child = spawn(process.execPath, rezolusArgv('view', '--log-level', 'warn', ...args), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, REZOLUS_HTTP_TOKEN: '', ...env },

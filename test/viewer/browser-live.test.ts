@@ -20,6 +20,7 @@ import type { HostSummary, QueryResult } from '../../src/viewer/api.js';
 import { useBrowser } from '../helpers/browser.js';
 import { NO_KERNEL } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const browser = useBrowser(test, import.meta.url);
@@ -60,7 +61,7 @@ async function startAgent(host: string, http: boolean): Promise<RunningAgent> {
 
 /** `rezolus view ARGS` on a free loopback port; resolves with the URL it prints. */
 function startView(args: string[]): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], {
+  const child = spawn(process.execPath, rezolusArgv('view', '--log-level', 'warn', ...args), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -17,6 +17,7 @@ import { fromValues, type SparseHistogram } from '../../src/metrics/histogram.js
 import type { HostSummary, QueryResult, QuerySeries, ViewInfo } from '../../src/viewer/api.js';
 import { useBrowser } from '../helpers/browser.js';
 import { meta, type Row, type Series, spec, T0, writeRecording } from './file-recordings.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -147,7 +148,7 @@ const viewers: Viewer[] = [];
 
 /** `rezolus view ARGS` on a free loopback port; resolves with the URL it prints. */
 function startView(args: string[]): Promise<Viewer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], {
+  const child = spawn(process.execPath, rezolusArgv('view', '--log-level', 'warn', ...args), {
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

@@ -16,6 +16,7 @@ import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
 import { T0, meta, spec, writeRecording, type Row } from './file-recordings.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 let dir: string;
 const ROWS = 600;
@@ -47,7 +48,7 @@ async function get<T>(v: RunningViewer, path: string): Promise<{ status: number;
 }
 
 function view(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/rezolus.ts'), 'view', '--log-level', 'warn', ...args], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, rezolusArgv('view', '--log-level', 'warn', ...args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
