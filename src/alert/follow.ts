@@ -6,7 +6,7 @@
 import { DeliverPolicy, jetstream } from '@nats-io/jetstream';
 import type { NatsSecurity } from '../config/nats.js';
 import { hostMatcher } from '../bus/subjects.js';
-import { NatsUnavailableError } from '../errors.js';
+import { NatsUnavailableError, RezolusError } from '../errors.js';
 import { silentLogger } from '../log/logger.js';
 import { BusLink } from '../sources/link.js';
 import { isStreamNotFound } from '../bus/api-errors.js';
@@ -29,6 +29,8 @@ export async function followAlertEvents(o: FollowOptions, onEvent: (e: AlertEven
   try {
     link = await BusLink.open({ url: o.url, security: o.security, name: 'rezolus alert events', waitOnFirstConnect: false }, silentLogger());
   } catch (error) {
+    // BusLink's error already names the URL and the cause
+    if (error instanceof RezolusError) throw error;
     throw new NatsUnavailableError(`cannot connect to NATS at ${o.url}: ${(error as Error).message}`, { cause: error });
   }
   const wanted = hostMatcher(o.hosts ?? '*');

@@ -75,7 +75,7 @@ export function explainConnectError(error: unknown, s: NatsSecurity): string {
   }
   if (isServerWithoutTls(error)) return `${text}: this server has no TLS; remove [nats] tls_ca/tls_cert (REZOLUS_NATS_TLS_CA/_TLS_CERT) or use its TLS port`;
   if (findCause(error, TimeoutError) !== undefined) {
-    return `${text} (no answer in time; a server with tls { verify: true } drops clients without a certificate: set [nats] tls_cert and tls_key, or REZOLUS_NATS_TLS_CERT and _TLS_KEY)`;
+    return `${text} (the port accepted the connection but no NATS greeting came in time: a hung or overloaded server, something else than NATS on that port, or a server with tls { verify: true }, which drops clients without a certificate: then set [nats] tls_cert and tls_key, or REZOLUS_NATS_TLS_CERT and _TLS_KEY)`;
   }
   return text;
 }
