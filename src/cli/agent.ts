@@ -2,7 +2,7 @@ import type { LevelWithSilent } from 'pino';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
 import { SAMPLER_NAMES } from '../samplers/registry.js';
-import { configPath, durationFlag, keySpec, levelFlag, natsFlag } from './flags.js';
+import { configPath, durationFlag, keySpec, levelFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
 
@@ -20,7 +20,7 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
   const log = createLogger(cfg.logLevel as LevelWithSilent);
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');
-  const running = await runAgent(cfg, log);
+  const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log);
   untilSignal(() => running.stop(), log);
   return undefined;
 }

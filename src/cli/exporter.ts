@@ -1,7 +1,7 @@
 import type { LevelWithSilent } from 'pino';
 import { EXPORTER_SPEC, loadExporterConfig } from '../config/exporter.js';
 import { createLogger } from '../log/logger.js';
-import { configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag } from './flags.js';
+import { configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
 
@@ -18,7 +18,7 @@ async function exporterMode({ flags }: CliContext): Promise<undefined> {
   });
   const log = createLogger(config.logLevel as LevelWithSilent);
   const { runExporter } = await import('../exporter/main.js');
-  const running = await runExporter(config, log);
+  const running = await runExporter({ ...config, natsUrl: await serviceNats(flags, config.natsUrl, log) }, log);
   untilSignal(() => running.stop(), log);
   return undefined;
 }

@@ -62,6 +62,22 @@ export function natsFlag(flags: Flags): string | undefined {
 }
 
 /**
+ * The NATS URL of a service (agent, exporter, hindsight) once its config is
+ * loaded: the config's, unless nothing chose one (no --nats, no
+ * REZOLUS_NATS_URL, and the config holds the default) and `rezolus up` runs
+ * its private server from this directory: then that one, as the one-shot
+ * modes do, rather than a server on 4222 that may be someone else's.
+ */
+export async function serviceNats(flags: Flags, configured: string, log: Logger): Promise<string> {
+  if (natsFlag(flags) !== undefined || configured !== DEFAULT_NATS) return configured;
+  const { privateServerUrl } = await import('../up/nats-server.js');
+  const local = await privateServerUrl();
+  if (local === undefined) return configured;
+  log.info({ url: local }, 'no NATS URL given: using the private NATS server of rezolus up in this directory (./data/nats.url)');
+  return local;
+}
+
+/**
  * The NATS URL of a one-shot mode: --nats or REZOLUS_NATS_URL; else the
  * private server `rezolus up` (npm start) runs from this directory
  * (./data/nats.url), when it answers; else DEFAULT_NATS.

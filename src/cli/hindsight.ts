@@ -8,7 +8,7 @@ import { HINDSIGHT_SPEC, loadHindsightConfig } from '../config/hindsight.js';
 import { parseDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { createLogger } from '../log/logger.js';
-import { configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag } from './flags.js';
+import { configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { recordMode } from './record.js';
 import { dumpOnHangup, untilSignal } from './signals.js';
@@ -44,7 +44,7 @@ async function hindsightMode(ctx: CliContext): Promise<number | undefined> {
   if (!config.output.endsWith('.parquet')) throw new ConfigError(`output must name a .parquet file, got "${config.output}"`);
   const log = createLogger(config.logLevel as LevelWithSilent);
   const { runHindsight } = await import('../hindsight/main.js');
-  const running = await runHindsight(config, log);
+  const running = await runHindsight({ ...config, natsUrl: await serviceNats(flags, config.natsUrl, log) }, log);
   dumpOnHangup(() => running.dump('sighup'), log);
   untilSignal(() => running.stop(), log);
   return undefined;
