@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { LevelWithSilent } from 'pino';
 import { AGENT_SPEC, type AgentConfig, loadAgentConfig } from '../config/agent.js';
 import { formatDuration } from '../config/units.js';
@@ -11,6 +11,7 @@ import { loadUpConfig } from '../config/up.js';
 import { httpToken } from '../config/http-token.js';
 import type { KeySpec } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
+import { unwritableReason } from '../files/writable.js';
 import { createLogger } from '../log/logger.js';
 import { SAMPLER_NAMES, SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
@@ -71,6 +72,9 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
     listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
   });
+  // refused before anything starts (the hindsight service checks it too, but after NATS and the agent)
+  const unwritable = unwritableReason(dirname(resolve(hindsight.output)), false);
+  if (unwritable !== undefined) throw new ConfigError(`hindsight output ${hindsight.output}: ${unwritable} (set [general] output in ${hindsight.file})`);
   const alertsFile = flags.alerts === 'off' ? '' : (flags.alerts ?? up.alertsConfig);
   if (flags.alerts !== undefined && flags.alerts !== 'off' && !existsSync(flags.alerts)) throw new ConfigError(`--alerts ${flags.alerts}: no such file (a rules file such as config/alerts.toml, or "off")`);
   const alertConfig = alertsFile === '' ? undefined : loadAlertsConfig(existing(alertsFile), metricCatalog(), { logLevel });

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
@@ -87,4 +87,18 @@ test('view refuses at start a --save-dir it cannot write to, naming it', async (
   const r = await runRezolus('view', '--nats', 'nats://127.0.0.1:1', '--save-dir', '/nonexistent-rezolus-dir');
   t.is(r.code, 2, r.stderr);
   t.true(r.stderr.includes('--save-dir /nonexistent-rezolus-dir: directory /nonexistent-rezolus-dir does not exist'), r.stderr);
+});
+
+test('up refuses a hindsight output directory that does not exist before it starts anything', async (t) => {
+  const dir = configDir();
+  try {
+    writeFileSync(join(dir, 'hindsight.toml'), `[general]\noutput = "${join(dir, 'missing', 'h.parquet')}"\n`);
+    const r = await runRezolus('up', '--config', join(dir, 'up.toml'), '--data-dir', join(dir, 'data'), '--nats-port', '0', '--listen', '127.0.0.1:0', '--hindsight-listen', '127.0.0.1:0', '--view-listen', 'off');
+    t.is(r.code, 2, r.stderr);
+    t.true(r.stderr.includes(`hindsight output ${join(dir, 'missing', 'h.parquet')}: directory ${join(dir, 'missing')} does not exist (set [general] output in ${join(dir, 'hindsight.toml')})`), r.stderr);
+    t.false(r.stderr.includes('started a private nats-server'), 'nothing was started');
+    t.false(existsSync(join(dir, 'data', 'jetstream')), 'no store was made');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
