@@ -36,10 +36,16 @@ function agentCell(h: HostReport): string {
   return [h.agent.version, h.agent.instance].filter((p) => p !== null).join(' ') || h.agent.state;
 }
 
+/** The samplers that publish, with how many of them are degraded: `25`, `25 (1 degraded)`. */
+function okCell(h: HostReport): string {
+  if (h.samplers === null) return '-';
+  return h.samplers.degraded > 0 ? `${h.samplers.ok} (${h.samplers.degraded} degraded)` : String(h.samplers.ok);
+}
+
 function hostRows(hosts: readonly HostReport[]): string[] {
   const rows = hosts.map((h) => {
-    const n = (k: 'ok' | 'failed' | 'off'): string => (h.samplers === null ? '-' : String(h.samplers[k]));
-    return [h.host, h.problem ?? 'ok', ago(h.last_frame_age_s), formatCount(h.frames), n('ok'), n('failed'), n('off'), alertsCell(h), agentCell(h)];
+    const n = (k: 'failed' | 'off'): string => (h.samplers === null ? '-' : String(h.samplers[k]));
+    return [h.host, h.problem ?? 'ok', ago(h.last_frame_age_s), formatCount(h.frames), okCell(h), n('failed'), n('off'), alertsCell(h), agentCell(h)];
   });
   return table(['HOST', 'STATE', 'LAST FRAME', 'FRAMES', 'OK', 'FAILED', 'OFF', 'ALERTS', 'AGENT'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
 }

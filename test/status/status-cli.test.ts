@@ -158,7 +158,7 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   t.is(simHost?.frames, published);
   t.deepEqual(simHost?.agent?.version, '0.0.9');
   const web2 = r.hosts.find((h) => h.host === 'web-2');
-  t.deepEqual(web2?.samplers, { ok: 1, failed: 1, off: SAMPLER_NAMES.length - SAMPLERS.length, other: 0 }, 'the samplers left off are disabled');
+  t.deepEqual(web2?.samplers, { ok: 1, degraded: 0, failed: 1, off: SAMPLER_NAMES.length - SAMPLERS.length, other: 0 }, 'the samplers left off are disabled');
   t.regex(web2?.sampler_states.find((s) => s.name === 'memory_meminfo')?.error ?? '', /ENOENT/);
   t.is(web2?.agent?.state, 'running');
   t.regex(web2?.agent?.instance ?? '', /^[0-9a-f]{8}$/);
