@@ -91,6 +91,8 @@ seconds, null where there is nothing to tell):
   consumers[]   name, durable, filter, lag, pending, ack_pending, redelivered,
                 waiting, last_active, last_active_age_s (durable consumers only)
   ephemeral_consumers, notes[] (parts this NATS user could not read)
+  hosts_in_stream {count, names (the first 20)} | null: when --hosts matches
+                no host, the hosts the stream holds frames of
 `,
   view: `Usage: rezolus view [options]                      the live bus: every host
        rezolus view [options] FILE.parquet         a recording or a hindsight dump

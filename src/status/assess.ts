@@ -201,5 +201,6 @@ export function assessStatus(snap: BusSnapshot, o: AssessOptions): StatusReport 
     consumers,
     ephemeral_consumers: ephemeral,
     notes,
+    hosts_in_stream: hosts.length === 0 && snap.streamHosts !== undefined ? { count: snap.streamHosts.count, names: [...snap.streamHosts.names] } : null,
   };
 }

@@ -120,4 +120,9 @@ export interface StatusReport {
   readonly ephemeral_consumers: number;
   /** parts that could not be read, one line each */
   readonly notes: readonly string[];
+  /**
+   * when --hosts (other than "*") matched no host: the hosts the stream holds
+   * frames of (count, and the first 20 names, sorted); null otherwise
+   */
+  readonly hosts_in_stream: { readonly count: number; readonly names: readonly string[] } | null;
 }

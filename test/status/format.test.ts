@@ -209,12 +209,35 @@ test('cluster replicas, notes of parts not read, and no hosts', (t) => {
   t.false(r.ok, 'no host found is not ok');
   t.deepEqual(r.notes, ['status bucket rezolus_status: this NATS user may not (Permissions Violation)']);
   t.deepEqual(r.stream.cluster?.replicas[1], { name: 'n3', current: false, offline: false, lag: 1234, active_s: 0.9 });
-  t.is(summaryLine(r), 'no host matching "web-9" has frames in REZOLUS or a status record');
+  t.is(summaryLine(r), 'no host matches "web-9" (none has frames in REZOLUS or a status record)', 'the stream\'s hosts could not be read: not named');
+  t.is(r.hosts_in_stream, null);
   const text = formatStatus(r);
   t.true(text.includes('  replicas  3 (cluster c1, leader n1, n2 current, n3 behind by 1,234)\n'), text);
   t.true(text.includes('\nNo durable consumers of REZOLUS.\n'), text);
   t.true(text.endsWith('\nNot read:\n  status bucket rezolus_status: this NATS user may not (Permissions Violation)\n'), text);
   t.false(text.includes('HOST '), 'no table without hosts');
+});
+
+test('no host matches --hosts: the summary says so and names the hosts the stream holds; the subjects line names the selection', (t) => {
+  const none: BusSnapshot = { ...fleet(), subjects: [], statuses: [], alerts: undefined, streamHosts: { count: 3, names: ['db-1', 'web-1', 'web-2'] } };
+  const r = assessStatus(none, { silentAfterMs: 30_000, hosts: 'nomatch' });
+  t.false(r.ok);
+  t.deepEqual(r.hosts_in_stream, { count: 3, names: ['db-1', 'web-1', 'web-2'] });
+  t.is(summaryLine(r), 'no host matches "nomatch" (none has frames in REZOLUS or a status record); the stream has hosts db-1, web-1, web-2');
+  const text = formatStatus(r);
+  t.true(text.includes('\n  subjects  0 frame subjects of 0 hosts matching "nomatch"\n'), text);
+  // many hosts: the first 20 (gather keeps no more), then how many more
+  const names = Array.from({ length: 20 }, (_, i) => `h${String(i).padStart(2, '0')}`);
+  const many = assessStatus({ ...none, streamHosts: { count: 57, names } }, { silentAfterMs: 30_000, hosts: 'web-*' });
+  t.is(summaryLine(many), `no host matches "web-*" (none has frames in REZOLUS or a status record); the stream has hosts ${names.join(', ')} and 37 more`);
+  const empty = assessStatus({ ...none, streamHosts: { count: 0, names: [] } }, { silentAfterMs: 30_000, hosts: 'web-1' });
+  t.is(summaryLine(empty), 'no host matches "web-1" (none has frames in REZOLUS or a status record); the stream has no hosts');
+  // every host selected: the line as it was
+  const all = assessStatus({ ...none, streamHosts: undefined }, SILENT);
+  t.is(summaryLine(all), 'no host has frames in REZOLUS or a status record');
+  t.true(formatStatus(all).includes('\n  subjects  0 frame subjects of 0 hosts\n'));
+  // a host found: no list
+  t.is(assessStatus(fleet(), SILENT).hosts_in_stream, null);
 });
 
 test('parseAgentStatus reads the agent record and tolerates what it does not know', (t) => {
