@@ -45,7 +45,8 @@ The fleet at a glance, read from the bus in a few requests whatever its
 size: one row per host (problems first: silent, stopped, a failed
 sampler, firing alerts), with its last frame's age, the frames the stream
 holds of it, its samplers ok/failed/off (from the agent's status record in
-KV rezolus_status; off = disabled or unsupported), its alerts (KV
+KV rezolus_status; ok = active or degraded, "25 (1 degraded)" when some
+are degraded; off = disabled or unsupported), its alerts (KV
 rezolus_alert_state) and its agent's version and instance; below it the
 failed and degraded samplers with the agent's reason. Then the stream:
 the window it holds (oldest and newest message), messages, bytes, its
@@ -81,7 +82,7 @@ seconds, null where there is nothing to tell):
   hosts[]       host, state (ok | failed | silent | stopped), problem,
                 last_frame, last_frame_age_s, frames,
                 agent {state, version, instance, started, updated, updated_age_s} | null,
-                samplers {ok, failed, off, other} | null,
+                samplers {ok, degraded (how many of ok), failed, off, other} | null,
                 sampler_states[] {name, state, reason, error, interval_ms, last_frame_age_s},
                 alerts {firing, pending, firing_rules, pending_rules} | null
   stream        name, subjects, messages, bytes, subject_count, first, last,
@@ -90,6 +91,8 @@ seconds, null where there is nothing to tell):
   consumers[]   name, durable, filter, lag, pending, ack_pending, redelivered,
                 waiting, last_active, last_active_age_s (durable consumers only)
   ephemeral_consumers, notes[] (parts this NATS user could not read)
+  hosts_in_stream {count, names (the first 20)} | null: when --hosts matches
+                no host, the hosts the stream holds frames of
 `,
   view: `Usage: rezolus view [options]                      the live bus: every host
        rezolus view [options] FILE.parquet         a recording or a hindsight dump

@@ -33,8 +33,9 @@ async function statusMode(ctx: CliContext): Promise<number> {
   const stream = flags.stream ?? DEFAULT_STREAM;
   const security = readNatsSecurity(undefined, '(environment)');
   const log = createLogger(levelFlag(flags['log-level']) ?? 'warn');
-  const { url } = await oneShotNats(flags, log);
-  const snapshot = await gatherStatus({ url, security, stream, hosts, log });
+  const { url, how } = await oneShotNats(flags, log);
+  // the default URL was taken for want of another: a missing server or stream is most likely that
+  const snapshot = await gatherStatus({ url, security, stream, hosts, log, fellBack: how === 'default' });
   const report = assessStatus(snapshot, { silentAfterMs, hosts });
   process.stdout.write(flags.json === true ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
   return report.ok ? 0 : 1;

@@ -55,10 +55,11 @@ function hostReport(host: string, parts: HostParts, atMs: number, alertsKnown: b
   const status = parts.status;
   let lastMs: number | undefined;
   for (const s of parts.subjects) if (s.lastMs !== undefined && (lastMs === undefined || s.lastMs > lastMs)) lastMs = s.lastMs;
-  const counts = { ok: 0, failed: 0, off: 0, other: 0 };
+  const counts = { ok: 0, degraded: 0, failed: 0, off: 0, other: 0 };
   for (const s of status?.samplers ?? []) {
     const c = samplerClass(s.state);
     counts[c === 'unknown' ? 'other' : c]++;
+    if (s.state === 'degraded') counts.degraded++;
   }
   let state: HostState;
   let problem: string | null;
@@ -200,5 +201,6 @@ export function assessStatus(snap: BusSnapshot, o: AssessOptions): StatusReport 
     consumers,
     ephemeral_consumers: ephemeral,
     notes,
+    hosts_in_stream: hosts.length === 0 && snap.streamHosts !== undefined ? { count: snap.streamHosts.count, names: [...snap.streamHosts.names] } : null,
   };
 }

@@ -36,10 +36,16 @@ function agentCell(h: HostReport): string {
   return [h.agent.version, h.agent.instance].filter((p) => p !== null).join(' ') || h.agent.state;
 }
 
+/** The samplers that publish, with how many of them are degraded: `25`, `25 (1 degraded)`. */
+function okCell(h: HostReport): string {
+  if (h.samplers === null) return '-';
+  return h.samplers.degraded > 0 ? `${h.samplers.ok} (${h.samplers.degraded} degraded)` : String(h.samplers.ok);
+}
+
 function hostRows(hosts: readonly HostReport[]): string[] {
   const rows = hosts.map((h) => {
-    const n = (k: 'ok' | 'failed' | 'off'): string => (h.samplers === null ? '-' : String(h.samplers[k]));
-    return [h.host, h.problem ?? 'ok', ago(h.last_frame_age_s), formatCount(h.frames), n('ok'), n('failed'), n('off'), alertsCell(h), agentCell(h)];
+    const n = (k: 'failed' | 'off'): string => (h.samplers === null ? '-' : String(h.samplers[k]));
+    return [h.host, h.problem ?? 'ok', ago(h.last_frame_age_s), formatCount(h.frames), okCell(h), n('failed'), n('off'), alertsCell(h), agentCell(h)];
   });
   return table(['HOST', 'STATE', 'LAST FRAME', 'FRAMES', 'OK', 'FAILED', 'OFF', 'ALERTS', 'AGENT'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
 }
@@ -69,7 +75,7 @@ function replicasLine(s: StreamReport): string {
   return `${s.replicas} (${parts.filter((p) => p !== '').join(', ')})`;
 }
 
-function streamLines(s: StreamReport, hosts: number): string[] {
+function streamLines(s: StreamReport, hosts: number, selected: string): string[] {
   const window =
     s.window_s === null || s.first === null || s.last === null
       ? 'empty'
@@ -84,7 +90,7 @@ function streamLines(s: StreamReport, hosts: number): string[] {
     `Stream ${s.name} (${s.subjects.join(', ')})`,
     `  window    ${window} (${maxAge})`,
     `  size      ${plural(s.messages, 'message')}, ${bytes}${perSubject}`,
-    `  subjects  ${plural(s.subject_count, 'frame subject')} of ${plural(hosts, 'host')}`,
+    `  subjects  ${plural(s.subject_count, 'frame subject')} of ${plural(hosts, 'host')}${selected === '*' ? '' : ` matching "${selected}"`}`,
     `  replicas  ${replicasLine(s)}`,
   ];
 }
@@ -101,12 +107,21 @@ function consumerLines(stream: string, consumers: readonly ConsumerReport[], eph
   return out;
 }
 
+/** `the stream has hosts a, b and 3 more` (record says it the same way), or '' when they are not known. */
+function streamHostsText(r: StatusReport): string {
+  const h = r.hosts_in_stream;
+  if (h === null) return '';
+  if (h.count === 0) return '; the stream has no hosts';
+  const more = h.count - h.names.length;
+  return `; the stream has hosts ${h.names.join(', ')}${more > 0 ? ` and ${formatCount(more)} more` : ''}`;
+}
+
 /** `3 hosts: 1 ok, 1 silent, 1 with a failed sampler; 1 alert firing` */
 export function summaryLine(r: StatusReport): string {
   const s = r.summary;
   if (s.hosts === 0) {
-    const which = r.hosts_selected === '*' ? 'no host' : `no host matching "${r.hosts_selected}"`;
-    return `${which} has frames in ${r.stream.name} or a status record`;
+    if (r.hosts_selected === '*') return `no host has frames in ${r.stream.name} or a status record`;
+    return `no host matches "${r.hosts_selected}" (none has frames in ${r.stream.name} or a status record)${streamHostsText(r)}`;
   }
   const states = [
     `${formatCount(s.ok)} ok`,
@@ -122,7 +137,7 @@ export function summaryLine(r: StatusReport): string {
 export function formatStatus(r: StatusReport): string {
   const lines = [`rezolus status of ${r.nats} at ${isoSeconds(Date.parse(r.at))} (silent after ${formatAge(r.silent_after_s * 1000)})`, summaryLine(r)];
   if (r.hosts.length > 0) lines.push('', ...hostRows(r.hosts), ...details(r.hosts));
-  lines.push('', ...streamLines(r.stream, r.summary.hosts), ...consumerLines(r.stream.name, r.consumers, r.ephemeral_consumers));
+  lines.push('', ...streamLines(r.stream, r.summary.hosts, r.hosts_selected), ...consumerLines(r.stream.name, r.consumers, r.ephemeral_consumers));
   if (r.notes.length > 0) lines.push('', 'Not read:', ...r.notes.map((n) => `  ${n}`));
   return `${lines.join('\n')}\n`;
 }

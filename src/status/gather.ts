@@ -16,15 +16,16 @@ import { jetstream, jetstreamManager, type ConsumerInfo, type JetStreamClient, t
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { Logger } from 'pino';
 import { isStreamNotFound, permissionViolation } from '../bus/api-errors.js';
+import { explainConnectError } from '../bus/auth.js';
 import { connectBus } from '../bus/connect.js';
 import { bucketStream } from '../bus/kv.js';
 import { METRICS_PREFIX, STATUS_BUCKET, hostFilterSubjects, hostMatcher, subjectHostToken } from '../bus/subjects.js';
-import type { NatsSecurity } from '../config/nats.js';
+import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
 import { RezolusError } from '../errors.js';
 import { ALERT_STATE_BUCKET, parseRecord } from '../alert/contract.js';
 import { parseAgentStatus, type AgentStatusRecord } from './record.js';
 import { SCAN_PREFIX, scanLastPerSubject } from './scan.js';
-import type { AlertSnapshot, BusSnapshot, ConsumerSnapshot, StreamSnapshot, SubjectSnapshot, Unavailable } from './snapshot.js';
+import { STREAM_HOSTS_NAMED, type AlertSnapshot, type BusSnapshot, type ConsumerSnapshot, type StreamHosts, type StreamSnapshot, type SubjectSnapshot, type Unavailable } from './snapshot.js';
 
 export interface GatherOptions {
   readonly url: string;
@@ -33,7 +34,17 @@ export interface GatherOptions {
   /** host names and globs, `*` for every host */
   readonly hosts: string;
   readonly log: Logger;
+  /**
+   * `url` is the default, taken because no URL was given and no `rezolus up`
+   * runs in this directory (oneShotNats said "default"): a missing stream or
+   * server is then most likely that, and the messages say so
+   */
+  readonly fellBack?: boolean;
 }
+
+/** Why a default URL was asked, and what to do instead: the messages of a fallback that found nothing. */
+const FELL_BACK = 'no rezolus up runs in this directory (./data/nats.url)';
+const INSTEAD = 'start one with npm start, or pass --nats URL';
 
 /** No stream of that name on the server: no agent has run against it (or its store was lost). */
 export class NoRezolusStreamError extends RezolusError {
@@ -41,9 +52,13 @@ export class NoRezolusStreamError extends RezolusError {
   constructor(
     readonly stream: string,
     readonly url: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; fellBack?: boolean | undefined },
   ) {
-    super('NO_STREAM', `no rezolus stream ${stream} on ${url}: is an agent running?`, options);
+    super(
+      'NO_STREAM',
+      options?.fellBack === true ? `${FELL_BACK} and ${url} has no rezolus stream ${stream}: ${INSTEAD}` : `no rezolus stream ${stream} on ${url}: is an agent running?`,
+      options,
+    );
   }
 }
 
@@ -194,6 +209,21 @@ async function consumers(jsm: JetStreamManager, stream: string): Promise<Consume
   }
 }
 
+/**
+ * The hosts the stream holds frames of (one more stream info, over every
+ * frame subject): asked only when a selection found none, to name them.
+ * Undefined when they cannot be read; the report then goes without them.
+ */
+async function streamHosts(jsm: JetStreamManager, stream: string): Promise<StreamHosts | undefined> {
+  try {
+    const info = await jsm.streams.info(stream, { subjects_filter: `${METRICS_PREFIX}.>` });
+    const hosts = [...new Set(Object.keys(info.state.subjects ?? {}).map(subjectHostToken))].sort();
+    return { count: hosts.length, names: hosts.slice(0, STREAM_HOSTS_NAMED) };
+  } catch {
+    return undefined;
+  }
+}
+
 /** One subject filter for a selection: a single host's subjects, else every host's (picked afterwards). */
 function frameFilter(hosts: string): string {
   const subjects = hostFilterSubjects(hosts);
@@ -213,7 +243,7 @@ async function read(nc: NatsConnection, o: GatherOptions): Promise<BusSnapshot> 
   try {
     info = await jsm.streams.info(o.stream, { subjects_filter: filter });
   } catch (error) {
-    if (isStreamNotFound(error)) throw new NoRezolusStreamError(o.stream, o.url, { cause: error });
+    if (isStreamNotFound(error)) throw new NoRezolusStreamError(o.stream, o.url, { cause: error, fellBack: o.fellBack });
     const refused = permissionViolation(error);
     if (refused !== undefined) throw new RezolusError('NATS_PERMISSION', `this NATS user may not read the info of stream ${o.stream} (${refused.message})`, { cause: error });
     throw error;
@@ -230,12 +260,21 @@ async function read(nc: NatsConnection, o: GatherOptions): Promise<BusSnapshot> 
     alerts(js, wanted),
     consumers(jsm, o.stream),
   ]);
-  return { url: o.url, atMs: Date.now(), stream: streamSnapshot(info), subjects, statuses: status, alerts: alert, consumers: consumerList };
+  const noneFound = o.hosts !== '*' && subjects.length === 0 && (!Array.isArray(status) || status.length === 0);
+  const others = noneFound ? await streamHosts(jsm, o.stream) : undefined;
+  return { url: o.url, atMs: Date.now(), stream: streamSnapshot(info), subjects, statuses: status, alerts: alert, consumers: consumerList, streamHosts: others };
 }
 
 /** Connects (failing at once when NATS does not answer), reads, and closes. */
 export async function gatherStatus(o: GatherOptions): Promise<BusSnapshot> {
-  const nc = await connectBus({ url: o.url, name: 'rezolus status', log: o.log, waitOnFirstConnect: false, security: o.security });
+  let nc: NatsConnection;
+  try {
+    nc = await connectBus({ url: o.url, name: 'rezolus status', log: o.log, waitOnFirstConnect: false, security: o.security });
+  } catch (error) {
+    if (o.fellBack !== true || !(error instanceof RezolusError) || error.code !== 'NATS_CONNECT') throw error;
+    const why = explainConnectError(error.cause, o.security ?? NO_NATS_SECURITY);
+    throw new RezolusError('NATS_CONNECT', `${FELL_BACK} and nothing answers at ${o.url} (${why}): ${INSTEAD}`, { cause: error });
+  }
   try {
     return await read(nc, o);
   } finally {

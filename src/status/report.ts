@@ -42,8 +42,11 @@ export interface HostReport {
     readonly updated: string | null;
     readonly updated_age_s: number | null;
   } | null;
-  /** sampler counts by class: ok = active or degraded, off = disabled or unsupported; null without a status record */
-  readonly samplers: { readonly ok: number; readonly failed: number; readonly off: number; readonly other: number } | null;
+  /**
+   * sampler counts by class: ok = active or degraded (it publishes), degraded = how many of
+   * those ok are degraded, off = disabled or unsupported; null without a status record
+   */
+  readonly samplers: { readonly ok: number; readonly degraded: number; readonly failed: number; readonly off: number; readonly other: number } | null;
   readonly sampler_states: readonly SamplerReport[];
   /** null when no alert evaluator has made its state bucket (or it could not be read) */
   readonly alerts: { readonly firing: number; readonly pending: number; readonly firing_rules: readonly string[]; readonly pending_rules: readonly string[] } | null;
@@ -117,4 +120,9 @@ export interface StatusReport {
   readonly ephemeral_consumers: number;
   /** parts that could not be read, one line each */
   readonly notes: readonly string[];
+  /**
+   * when --hosts (other than "*") matched no host: the hosts the stream holds
+   * frames of (count, and the first 20 names, sorted); null otherwise
+   */
+  readonly hosts_in_stream: { readonly count: number; readonly names: readonly string[] } | null;
 }

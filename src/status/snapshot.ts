@@ -86,7 +86,23 @@ export interface BusSnapshot {
   readonly alerts: readonly AlertSnapshot[] | undefined | Unavailable;
   /** every consumer of the stream but this command's own */
   readonly consumers: readonly ConsumerSnapshot[] | Unavailable;
+  /**
+   * When a --hosts selection other than `*` found no host (no frames, no
+   * status record): the hosts the stream holds frames of, so the report can
+   * name them; undefined otherwise, or when they could not be read.
+   */
+  readonly streamHosts?: StreamHosts | undefined;
 }
+
+/** The hosts a stream holds frames of: how many, and the first of them by name. */
+export interface StreamHosts {
+  readonly count: number;
+  /** sorted, at most STREAM_HOSTS_NAMED */
+  readonly names: readonly string[];
+}
+
+/** How many host names a report gives when --hosts matched none. */
+export const STREAM_HOSTS_NAMED = 20;
 
 export function isUnavailable(v: unknown): v is Unavailable {
   return typeof v === 'object' && v !== null && 'unavailable' in v;

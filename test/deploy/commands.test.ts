@@ -14,9 +14,47 @@ import { metricCatalog } from '../../src/samplers/catalog.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
-import { type CommandLine, composeCommands, parseProblem, DOCKER_DIR, flagValue, k8sCommands, k8sContainers, loadCompose, loadK8s, ROOT, systemdCommands } from '../helpers/deploy.js';
+import { type CommandLine, type K8sContainer, composeCommands, parseProblem, DOCKER_DIR, flagValue, k8sCommands, k8sContainers, loadCompose, loadK8s, ROOT, systemdCommands } from '../helpers/deploy.js';
 
-const all = (): CommandLine[] => [...composeCommands(), ...systemdCommands(), ...k8sCommands()];
+/** A container that runs a shell script (`command: [/bin/sh, -c, SCRIPT]`, the bootstrap Job) rather than rezolus itself. */
+const scriptOf = (c: K8sContainer): string | undefined => {
+  const command = (c as K8sContainer & { command?: string[] }).command;
+  return command?.[0] === '/bin/sh' && command[1] === '-c' ? command[2] : undefined;
+};
+
+/** How a script runs rezolus: the image's entrypoint. */
+const SCRIPT_REZOLUS = 'node /opt/rezolus/bin/rezolus.js ';
+
+/**
+ * The rezolus command lines of the containers' scripts: each line that starts with the image's
+ * entrypoint, its words up to the first redirection or `&`.
+ */
+function scriptCommands(): (CommandLine & { container: K8sContainer })[] {
+  return k8sContainers().flatMap(({ where, container }) =>
+    (scriptOf(container) ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.startsWith(SCRIPT_REZOLUS))
+      .map((l) => {
+        const words = l.slice(SCRIPT_REZOLUS.length).split(/\s+/);
+        const end = words.findIndex((w) => w === '&' || /^\d?>/.test(w));
+        return { where: `${where} (script)`, container, args: (end < 0 ? words : words.slice(0, end)).map((w) => w.replace(/^"(.*)"$/, '$1')) };
+      }),
+  );
+}
+
+const k8sScripted = (): Set<string> => new Set(k8sContainers().filter(({ container }) => scriptOf(container) !== undefined).map(({ where }) => where));
+const all = (): CommandLine[] => [...composeCommands(), ...systemdCommands(), ...k8sCommands().filter((l) => !k8sScripted().has(l.where)), ...scriptCommands()];
+
+test('the bootstrap Job\'s script runs an agent under a host name of its own and an alert evaluator, on the cluster configs', (t) => {
+  const lines = scriptCommands();
+  t.deepEqual(lines.map((l) => [l.where, l.args[0], flagValue(l.args, '--config')]), [
+    ['k8s rezolus-bootstrap/bootstrap (script)', 'agent', '/etc/rezolus/cluster/agent.toml'],
+    ['k8s rezolus-bootstrap/bootstrap (script)', 'alert', '/etc/rezolus/cluster/alerts.toml'],
+  ]);
+  t.is(flagValue(lines[0]?.args ?? [], '--host'), 'rezolus-admin');
+  t.deepEqual([...k8sScripted()], ['k8s rezolus-bootstrap/bootstrap'], 'the only container that runs a script');
+});
 
 test('every command line of compose, systemd and k8s runs a mode with options that mode takes', (t) => {
   const lines = all();
@@ -45,8 +83,9 @@ test('every config file a command names is shipped in config/ (the image copies 
   t.true(n >= 12, `${n} config paths`);
   // Kubernetes mounts the ConfigMap rezolus-config over /etc/rezolus/cluster: it must hold each file named there
   const configMap = loadK8s().find((o) => o.object.kind === 'ConfigMap')?.object;
-  for (const { where, container } of k8sContainers()) {
-    const path = flagValue(container.args ?? [], '--config') ?? '';
+  const argsOf = [...k8sContainers().map(({ where, container }) => ({ where, container, args: container.args ?? [] })), ...scriptCommands()];
+  for (const { where, container, args } of argsOf) {
+    const path = flagValue(args, '--config') ?? '';
     if (!path.startsWith('/etc/rezolus/cluster/')) continue;
     t.true(container.volumeMounts?.some((m) => m.mountPath === '/etc/rezolus/cluster'), `${where} mounts the ConfigMap`);
     t.truthy(configMap?.data?.[path.slice('/etc/rezolus/cluster/'.length)], `${where}: ${path} in ConfigMap ${configMap?.metadata.name}`);

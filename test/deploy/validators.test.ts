@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import * as appsV1 from 'kubernetes-models/apps/v1';
+import * as batchV1 from 'kubernetes-models/batch/v1';
 import * as coreV1 from 'kubernetes-models/v1';
 import { bin, COMPOSE_ENV, COMPOSE_FILE, DOCKER_DIR, K8S_DIR, k8sFiles, parseUnit, ROOT, run, SYSTEMD_DIR, unitFiles } from '../helpers/deploy.js';
 
@@ -158,7 +159,7 @@ test('each unit uses only known keys, waits for the network and is wanted by mul
   t.deepEqual(unitProblems(readFileSync(join(SYSTEMD_DIR, 'rezolus-agent.service'), 'utf8').replace(/^Wants=.*\n/m, '')), ['Wants= and After=network-online.target']);
 });
 
-const MODELS: Record<string, Record<string, unknown>> = { 'apps/v1': appsV1, v1: coreV1 };
+const MODELS: Record<string, Record<string, unknown>> = { 'apps/v1': appsV1, 'batch/v1': batchV1, v1: coreV1 };
 
 /** The objects of a manifest file that fail the upstream OpenAPI schema (kubernetes-models' ajv validators). */
 function schemaErrors(path: string): string[] {
@@ -180,11 +181,25 @@ function schemaErrors(path: string): string[] {
 }
 
 test('Kubernetes: every object passes the upstream OpenAPI schema; a wrong type and a missing name do not', (t) => {
-  t.deepEqual(k8sFiles(), ['agent-daemonset.yaml', 'configmap.yaml', 'consumers.yaml']);
+  t.deepEqual(k8sFiles(), ['agent-daemonset.yaml', 'bootstrap-job.yaml', 'configmap.yaml', 'consumers.yaml']);
   for (const f of k8sFiles()) t.deepEqual(schemaErrors(join(K8S_DIR, f)), [], f);
   const ds = join(K8S_DIR, 'agent-daemonset.yaml');
   t.regex(schemaErrors(broken(ds, 'hostPID: true', 'hostPID: "yes"')).join(), /hostPID must be boolean/);
   t.regex(schemaErrors(broken(ds, '- name: proc\n', '- nam: proc\n')).join(), /must have required property 'name'|must have required property name/);
+  const job = join(K8S_DIR, 'bootstrap-job.yaml');
+  t.regex(schemaErrors(broken(job, 'backoffLimit: 2', 'backoffLimit: two')).join(), /backoffLimit must be integer/);
+});
+
+test('shellcheck: the Kubernetes bootstrap Job\'s script is clean; an unquoted expansion is not', (t) => {
+  const job = parseAllDocuments(readFileSync(join(K8S_DIR, 'bootstrap-job.yaml'), 'utf8'))[0]?.toJS() as { spec: { template: { spec: { containers: { command: string[] }[] } } } };
+  const command = job.spec.template.spec.containers[0]?.command ?? [];
+  t.deepEqual(command.slice(0, 2), ['/bin/sh', '-c']);
+  const script = join(dir, 'bootstrap.sh');
+  writeFileSync(script, `#!/bin/sh\n${command[2] ?? ''}`);
+  const r = run('/usr/bin/shellcheck', [script]);
+  t.is(r.status, 0, r.output2);
+  writeFileSync(script, `#!/bin/sh\n${(command[2] ?? '').replace('cat "$logs/agent" "$logs/alert"', 'cat $logs/agent $logs/alert')}`);
+  t.is(run('/usr/bin/shellcheck', [script]).status, 1);
 });
 
 test('Kubernetes: the agent runs on every node with the host\'s PID namespace, privileged, the node\'s name from the downward API', (t) => {

@@ -84,7 +84,7 @@ test('hosts: problems first (silent, stopped, failed, firing alerts), each judge
   t.deepEqual(r.summary, { hosts: 6, ok: 3, failed: 1, silent: 1, stopped: 1, alerts_firing: 1, alerts_pending: 1 });
   t.false(r.ok);
   const web1 = r.hosts.find((h) => h.host === 'web-1');
-  t.deepEqual(web1?.samplers, { ok: 2, failed: 0, off: 1, other: 0 });
+  t.deepEqual(web1?.samplers, { ok: 2, degraded: 0, failed: 0, off: 1, other: 0 });
   t.deepEqual(web1?.alerts, { firing: 1, pending: 1, firing_rules: ['memory_low'], pending_rules: ['cpu_throttled'] });
   t.is(web1?.frames, 1800);
   t.is(web1?.last_frame_age_s, 0.4);
@@ -146,15 +146,15 @@ test('the table: summary, rows in problem order, reasons below, stream, consumer
   const lines = text.split('\n');
   t.is(lines[0], 'rezolus status of nats://10.0.0.1:4222 at 2026-11-22T10:15:00Z (silent after 30s)');
   t.is(lines[1], '6 hosts: 3 ok, 1 silent, 1 stopped, 1 with a failed sampler; 1 alert firing, 1 pending');
-  const header = lines.indexOf('HOST   STATE             LAST FRAME  FRAMES  OK  FAILED  OFF  ALERTS               AGENT');
+  const header = lines.indexOf('HOST   STATE             LAST FRAME  FRAMES              OK  FAILED  OFF  ALERTS               AGENT');
   t.not(header, -1, text);
   t.deepEqual(lines.slice(header + 1, header + 7), [
-    'db-1   silent 2m5s         2m5s ago   1,800   2       0    1  none                 0.1.0 5100000a',
-    'db-2   stopped 1m1s ago      1m ago   1,800   2       0    1  none                 0.1.0 5100000a',
-    'web-2  1 sampler failed    0.3s ago   1,800   2       1    0  none                 0.1.0 5100000a',
-    'web-1  ok                  0.4s ago   1,800   2       0    1  1 firing, 1 pending  0.1.0 5100000a',
-    'web-3  ok                  0.5s ago   1,800   2       0    1  none                 0.1.0 5100000a',
-    'web-4  ok                  0.7s ago      20   -       -    -  none                 no status record',
+    'db-1   silent 2m5s         2m5s ago   1,800               2       0    1  none                 0.1.0 5100000a',
+    'db-2   stopped 1m1s ago      1m ago   1,800               2       0    1  none                 0.1.0 5100000a',
+    'web-2  1 sampler failed    0.3s ago   1,800  2 (1 degraded)       1    0  none                 0.1.0 5100000a',
+    'web-1  ok                  0.4s ago   1,800               2       0    1  1 firing, 1 pending  0.1.0 5100000a',
+    'web-3  ok                  0.5s ago   1,800               2       0    1  none                 0.1.0 5100000a',
+    'web-4  ok                  0.7s ago      20               -       -    -  none                 no status record',
   ]);
   t.true(text.includes("\nFailed samplers:\n  web-2  memory_meminfo: Error: ENOENT: no such file or directory, open '/proc/meminfo'\n"), text);
   t.true(text.includes('\nDegraded samplers:\n  web-2  scheduler_runqueue: without the latency program\n'), text);
@@ -166,6 +166,21 @@ test('the table: summary, rows in problem order, reasons below, stream, consumer
   t.true(text.includes('\n1 ephemeral consumer (replays, viewers, watches) not listed.\n'), text);
   t.false(text.includes('gone-1'), 'an alert record alone makes no host');
   t.false(lines.some((l) => l.endsWith(' ')), 'no trailing spaces');
+});
+
+test('a degraded sampler is counted apart from the fully working ones: samplers.degraded in JSON, "(N degraded)" in the OK column', (t) => {
+  const r = assessStatus(fleet(), SILENT);
+  // web-2: cpu_usage active, memory_meminfo failed, scheduler_runqueue degraded
+  const web2 = r.hosts.find((h) => h.host === 'web-2');
+  t.deepEqual(web2?.samplers, { ok: 2, degraded: 1, failed: 1, off: 0, other: 0 }, 'ok still counts every sampler that publishes; degraded says how many of them are degraded');
+  t.deepEqual(r.hosts.find((h) => h.host === 'web-1')?.samplers, { ok: 2, degraded: 0, failed: 0, off: 1, other: 0 });
+  const lines = formatStatus(r).split('\n');
+  const header = lines.findIndex((l) => l.startsWith('HOST '));
+  t.regex(lines[header] ?? '', /\bFRAMES {14}OK {2}FAILED\b/, 'the OK column is as wide as its widest cell');
+  t.regex(lines.find((l) => l.startsWith('web-2 ')) ?? '', /\s2 \(1 degraded\)\s+1\s+0\s/);
+  t.regex(lines.find((l) => l.startsWith('web-1 ')) ?? '', /\s2\s+0\s+1\s/, 'no mark without a degraded sampler');
+  const noStatus = lines.find((l) => l.startsWith('web-4 ')) ?? '';
+  t.regex(noStatus, /\s-\s+-\s+-\s/);
 });
 
 test('ages: tenths below 10 s, two units below 10 minutes, then the larger units', (t) => {
@@ -194,12 +209,35 @@ test('cluster replicas, notes of parts not read, and no hosts', (t) => {
   t.false(r.ok, 'no host found is not ok');
   t.deepEqual(r.notes, ['status bucket rezolus_status: this NATS user may not (Permissions Violation)']);
   t.deepEqual(r.stream.cluster?.replicas[1], { name: 'n3', current: false, offline: false, lag: 1234, active_s: 0.9 });
-  t.is(summaryLine(r), 'no host matching "web-9" has frames in REZOLUS or a status record');
+  t.is(summaryLine(r), 'no host matches "web-9" (none has frames in REZOLUS or a status record)', 'the stream\'s hosts could not be read: not named');
+  t.is(r.hosts_in_stream, null);
   const text = formatStatus(r);
   t.true(text.includes('  replicas  3 (cluster c1, leader n1, n2 current, n3 behind by 1,234)\n'), text);
   t.true(text.includes('\nNo durable consumers of REZOLUS.\n'), text);
   t.true(text.endsWith('\nNot read:\n  status bucket rezolus_status: this NATS user may not (Permissions Violation)\n'), text);
   t.false(text.includes('HOST '), 'no table without hosts');
+});
+
+test('no host matches --hosts: the summary says so and names the hosts the stream holds; the subjects line names the selection', (t) => {
+  const none: BusSnapshot = { ...fleet(), subjects: [], statuses: [], alerts: undefined, streamHosts: { count: 3, names: ['db-1', 'web-1', 'web-2'] } };
+  const r = assessStatus(none, { silentAfterMs: 30_000, hosts: 'nomatch' });
+  t.false(r.ok);
+  t.deepEqual(r.hosts_in_stream, { count: 3, names: ['db-1', 'web-1', 'web-2'] });
+  t.is(summaryLine(r), 'no host matches "nomatch" (none has frames in REZOLUS or a status record); the stream has hosts db-1, web-1, web-2');
+  const text = formatStatus(r);
+  t.true(text.includes('\n  subjects  0 frame subjects of 0 hosts matching "nomatch"\n'), text);
+  // many hosts: the first 20 (gather keeps no more), then how many more
+  const names = Array.from({ length: 20 }, (_, i) => `h${String(i).padStart(2, '0')}`);
+  const many = assessStatus({ ...none, streamHosts: { count: 57, names } }, { silentAfterMs: 30_000, hosts: 'web-*' });
+  t.is(summaryLine(many), `no host matches "web-*" (none has frames in REZOLUS or a status record); the stream has hosts ${names.join(', ')} and 37 more`);
+  const empty = assessStatus({ ...none, streamHosts: { count: 0, names: [] } }, { silentAfterMs: 30_000, hosts: 'web-1' });
+  t.is(summaryLine(empty), 'no host matches "web-1" (none has frames in REZOLUS or a status record); the stream has no hosts');
+  // every host selected: the line as it was
+  const all = assessStatus({ ...none, streamHosts: undefined }, SILENT);
+  t.is(summaryLine(all), 'no host has frames in REZOLUS or a status record');
+  t.true(formatStatus(all).includes('\n  subjects  0 frame subjects of 0 hosts\n'));
+  // a host found: no list
+  t.is(assessStatus(fleet(), SILENT).hosts_in_stream, null);
 });
 
 test('parseAgentStatus reads the agent record and tolerates what it does not know', (t) => {
@@ -230,7 +268,7 @@ test('parseAgentStatus reads the agent record and tolerates what it does not kno
   t.is(parseAgentStatus('x', '{"host":"x"}'), undefined, 'no state: not an agent status');
   t.deepEqual(parseAgentStatus('x', new TextEncoder().encode('{"state":"stopped","updated":"yesterday"}')), { host: 'x', state: 'stopped', samplers: [] });
   const r = assessStatus({ ...fleet(), subjects: subjects('x', 100), statuses: [{ host: 'x', state: 'running', samplers: [{ name: 'future', state: 'paused' }] }] }, SILENT);
-  t.deepEqual(r.hosts.find((h) => h.host === 'x')?.samplers, { ok: 0, failed: 0, off: 0, other: 1 });
+  t.deepEqual(r.hosts.find((h) => h.host === 'x')?.samplers, { ok: 0, degraded: 0, failed: 0, off: 0, other: 1 });
 });
 
 test('table pads columns, right-aligns numbers and leaves no trailing space', (t) => {

@@ -125,11 +125,12 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   await new Promise((r) => setTimeout(r, Math.max(0, silentSince + SILENT_AFTER_S * 1000 + 500 - Date.now())));
 
   const silentAfter = `${SILENT_AFTER_S}s`;
-  const [table, json, one, noStream] = await Promise.all([
+  const [table, json, one, noStream, noMatch] = await Promise.all([
     runRezolus('status', '--nats', server.url, '--silent-after', silentAfter),
     runRezolus('status', '--nats', server.url, '--silent-after', silentAfter, '--json'),
     runRezolus('status', '--nats', server.url, '--silent-after', silentAfter, '--hosts', 'WEB-1'),
     runRezolus('status', '--nats', server.url, '--stream', 'NOPE'),
+    runRezolus('status', '--nats', server.url, '--hosts', 'nomatch'),
   ]);
 
   // the table: problems first, the failed sampler's reason, the consumer's lag
@@ -158,7 +159,7 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   t.is(simHost?.frames, published);
   t.deepEqual(simHost?.agent?.version, '0.0.9');
   const web2 = r.hosts.find((h) => h.host === 'web-2');
-  t.deepEqual(web2?.samplers, { ok: 1, failed: 1, off: SAMPLER_NAMES.length - SAMPLERS.length, other: 0 }, 'the samplers left off are disabled');
+  t.deepEqual(web2?.samplers, { ok: 1, degraded: 0, failed: 1, off: SAMPLER_NAMES.length - SAMPLERS.length, other: 0 }, 'the samplers left off are disabled');
   t.regex(web2?.sampler_states.find((s) => s.name === 'memory_meminfo')?.error ?? '', /ENOENT/);
   t.is(web2?.agent?.state, 'running');
   t.regex(web2?.agent?.instance ?? '', /^[0-9a-f]{8}$/);
@@ -179,6 +180,11 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   t.regex(one.stdout, /^1 host: 1 ok; 1 alert firing$/m);
   t.regex(one.stdout, /\nweb-1\s+ok\s/);
   t.false(/\n(web-2|db-1|sim-000)\s/.test(one.stdout), one.stdout);
+
+  // --hosts that matches no host: said, with the hosts the stream does hold; exit 1
+  t.is(noMatch.code, 1, noMatch.stdout + noMatch.stderr);
+  t.is(noMatch.stdout.split('\n')[1], 'no host matches "nomatch" (none has frames in REZOLUS or a status record); the stream has hosts db-1, sim-000, web-1, web-2');
+  t.regex(noMatch.stdout, /\n {2}subjects {2}0 frame subjects of 0 hosts matching "nomatch"\n/);
 
   // NATS that does not answer, a stream that is not there, bad usage: one line each
   const [unreachable, badUsage] = await early;
