@@ -134,11 +134,16 @@ export class Agent implements AgentIntrospection {
 
   private readonly enabled: Set<string>;
 
-  /** Initialises the samplers (an unsupported or failing one is reported, not fatal) and starts the clocks. */
-  async start(): Promise<void> {
+  /**
+   * Initialises the samplers (an unsupported or failing one is reported, not
+   * fatal) and starts the clocks; `starting` is told each sampler's name
+   * before its init (the start-up steps say a slow one).
+   */
+  async start(starting?: (sampler: string) => void): Promise<void> {
     const ctx: SamplerContext = { ...this.o.context, log: this.o.log, agent: this };
     for (const r of this.runtimes) {
       if (!this.enabled.has(r.definition.name)) continue;
+      starting?.(r.definition.name);
       const log = this.o.log.child({ sampler: r.definition.name });
       const asked = this.o.samplers.find((x) => x.definition === r.definition)?.intervalMs ?? r.intervalMs;
       if (asked < r.intervalMs) log.info({ interval_ms: r.intervalMs, asked_ms: asked }, 'interval raised to the sampler\'s minimum');

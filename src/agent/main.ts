@@ -10,7 +10,9 @@ import { agentInboxPrefix, hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { untilReady } from '../bus/ready.js';
 import { SnapshotSink, serveSnapshot } from './snapshot.js';
+import { StartupSteps } from './startup.js';
 import { StoreKeeper } from './store-keeper.js';
 import type { AgentConfig } from '../config/agent.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
@@ -21,6 +23,8 @@ import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
 
 const STATUS_EVERY_MS = 10_000;
+/** How long the first JetStream request waits for its answer before it is sent again. */
+const JETSTREAM_PROBE_MS = 2000;
 const STATUS_TTL_MS = 3_600_000;
 
 export interface RunningAgent {
@@ -39,17 +43,30 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
     if (!existsSync(root)) throw new ConfigError(`${key} root ${root} does not exist (${config.file}: [general] ${key}, or --${key})`);
   }
   log.info({ url: config.natsUrl }, 'connecting to NATS (waits until a server answers)');
-  const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }), security: agentSecurity(config) });
+  // every step that takes long is said while it does (startup.ts)
+  const steps = new StartupSteps(log);
   try {
-    return await start(nc, config, log);
-  } catch (error) {
-    await nc.close();
-    throw error;
+    steps.step(`connecting to NATS at ${config.natsUrl}`);
+    const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }), security: agentSecurity(config) });
+    try {
+      return await start(nc, config, log, steps);
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+  } finally {
+    steps.done();
   }
 }
 
-async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Promise<RunningAgent> {
-  const jsm = await jetstreamManager(nc).catch((error: unknown) => {
+async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps: StartupSteps): Promise<RunningAgent> {
+  // a cluster answers its JetStream API once it has elected a meta leader: waited for, and said (bus/ready.ts)
+  steps.step(`waiting for JetStream at ${config.natsUrl}`);
+  const jsm = await untilReady(async () => {
+    // a short probe: a request sent before the cluster has a meta leader is dropped, not answered late
+    await (await jetstreamManager(nc, { checkAPI: false, timeout: JETSTREAM_PROBE_MS })).getAccountInfo();
+    return jetstreamManager(nc, { checkAPI: false });
+  }, { log, what: `JetStream at ${config.natsUrl}` }).catch((error: unknown) => {
     const refused = permissionViolation(error);
     if (refused?.operation === 'subscription') {
       // the first request needs a reply inbox, and a per-host user may use only its own (_INBOX_<host>)
@@ -75,7 +92,9 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
     // the publisher is made below, with the keeper's callback; this runs only once both exist
     queued: (hash: string): boolean => publisher.isDescriptorQueued(hash),
   });
-  const { descriptors, status } = await keeper.provision();
+  steps.step(`creating or checking stream ${config.stream.name} and the buckets at ${config.stream.replicas} replicas`);
+  // at 3 replicas, a stream waits for its peers to be current: a create that times out is tried again (it is idempotent)
+  const { descriptors, status } = await untilReady(() => keeper.provision(), { log, what: `stream ${config.stream.name} and its buckets at ${config.stream.replicas} replicas` });
   await warnIfHostTaken(status, hostToken(config.host), log);
   const publisher: Publisher = new Publisher({
     nc,
@@ -121,7 +140,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger): Prom
       (error: unknown) => keeper.statusFailed(error),
     );
   };
-  await agent.start();
+  await agent.start((sampler) => steps.step(`starting sampler ${sampler}`));
   keeper.watch(agent);
   const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
   log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name }, 'agent running');

@@ -270,7 +270,9 @@ interval) leaves no file: rezolus says so and exits with the command's
 status, or 1 when that was 0. Nothing recorded otherwise exits 1.
 Given an agent URL, it polls that agent's /metrics/binary instead of using
 NATS, in step with the agent's refreshes, and takes every frame once: the
-file has the rows stamped within --duration (10 s at 1 s: 10 rows).
+file has the rows stamped within --duration from the agent's first answer
+(10 s at 1 s: 10 rows); it ends once the agent has made the last row's
+frames (waiting up to 2 intervals, at least 2 s, past the end for them).
 
 Options:
   --interval DUR     row interval (default 1s)

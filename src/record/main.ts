@@ -25,7 +25,7 @@ export type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './
 
 export async function runRecord(config: RecordConfig, log: Logger): Promise<RunningRecord> {
   if (config.url !== undefined) {
-    // the rows stamped within the duration (or until stop()): D / I rows of an agent that samples every I
+    // the rows stamped within the duration from the agent's first answer (or until stop()): D / I rows of an agent that samples every I
     const source = new PollSource({ url: config.url, intervalMs: config.intervalMs, window: { durationMs: config.durationMs } }, log.child({ component: 'poll' }));
     log.info({ url: source.target, output: config.output }, 'recording');
     return recordFrom(source, undefined, config, log, () => source.lastError());
@@ -62,7 +62,8 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
   }
   // a replay that fails on the way keeps what it read
   const ended = source.done.catch((error: unknown) => log.error({ err: error }, `${source.kind} failed; writing what was read`));
-  const timer = config.durationMs === undefined ? undefined : setTimeout(() => source.stop(), config.durationMs);
+  // a poll source ends by itself once it holds the duration's rows (src/sources/poll-window.ts): a timer here could only cut it short
+  const timer = config.durationMs === undefined || source.kind === 'poll' ? undefined : setTimeout(() => source.stop(), config.durationMs);
   const done = (async (): Promise<RecordSummary> => {
     await ended;
     if (timer !== undefined) clearTimeout(timer);

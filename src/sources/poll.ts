@@ -9,16 +9,13 @@
  * FrameIntake whose descriptors come from the snapshot). When it polls:
  * poll-schedule.ts.
  *
- * A recording's window (`window`): rows are stamped on the multiples of the
- * interval and a row holds the frames that ended within the interval before
- * it (src/parquet/rows.ts). A recording from start() for D holds the rows
- * stamped in (start, start + D] (or up to stop(), when sooner): D / I rows
- * when the agent samples every I. So only frames whose row time falls in
- * that window are handed over: the snapshot's frame that ended in the
- * interval before the first row time is its row's values (the state as of
- * that row); a frame that ended after the last row time belongs to the next
- * row, which is outside. At the end, one more poll takes what ended before
- * it.
+ * A recording's window (`window`, poll-window.ts): the rows stamped in
+ * (start, start + D], the start being the agent's first answer; only frames
+ * whose row falls in it are handed over. With a duration the source ends by
+ * itself once the window is complete (every sampler has a frame past its
+ * end, or a bound after it), however late its timers fire; stop() ends the
+ * window at the last row time before it, and one more poll takes what ended
+ * before that.
  */
 import { unpack } from 'msgpackr';
 import type { Logger } from 'pino';
@@ -30,6 +27,7 @@ import type { Descriptor } from '../frame/types.js';
 import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.js';
 import { FrameIntake } from './intake.js';
 import { PollSchedule, type PolledFrame } from './poll-schedule.js';
+import { PollWindow } from './poll-window.js';
 import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
 
@@ -98,9 +96,10 @@ export interface PollOptions {
   /** the agent's [http] token, when it serves off loopback; default env REZOLUS_HTTP_TOKEN */
   readonly token?: string | undefined;
   /**
-   * A recording's window (see above): only the frames of the rows stamped
-   * after start() and up to start() + durationMs or stop(); one last poll at
-   * the end. Without it (the viewer) every new frame, as it comes.
+   * A recording's window (poll-window.ts): only the frames of the rows
+   * stamped after the first answer and up to durationMs later, or stop();
+   * with durationMs the source ends by itself. Without it (the viewer) every
+   * new frame, as it comes.
    */
   readonly window?: { readonly durationMs?: number | undefined } | undefined;
 }
@@ -109,11 +108,6 @@ const MS = 1_000_000n;
 
 function wallNs(): bigint {
   return BigInt(Date.now()) * MS;
-}
-
-/** The last row time at or before `ns`: frames that ended after it belong to later rows. */
-function rowFloor(ns: bigint, intervalNs: bigint): bigint {
-  return ns - (ns % intervalNs);
 }
 
 export class PollSource implements FrameSource {
@@ -132,10 +126,10 @@ export class PollSource implements FrameSource {
   #lastError: string | undefined;
   /** the `at` of the last snapshot (the agent's clock): the next poll asks for the frames since */
   #sinceNs: bigint | undefined;
-  /** with a window: frames that ended at or before this belong to rows before the recording */
-  #fromNs: bigint | undefined;
-  /** with a window: frames that ended after this belong to rows after it (start() + durationMs, or stop() when sooner) */
-  #untilNs: bigint | undefined;
+  /** a recording's rows (start() makes it) */
+  #window: PollWindow | undefined;
+  /** the end of each sampler's newest frame, as the last answered poll carried it */
+  #newestEnds: bigint[] = [];
 
   constructor(
     private readonly options: PollOptions,
@@ -156,9 +150,8 @@ export class PollSource implements FrameSource {
     if (this.#state.beginStart()) {
       const window = this.options.window;
       if (window !== undefined) {
-        const now = wallNs();
-        this.#fromNs = rowFloor(now, this.#intervalNs);
-        if (window.durationMs !== undefined) this.#untilNs = rowFloor(now + BigInt(window.durationMs) * MS, this.#intervalNs);
+        const duration = window.durationMs === undefined ? undefined : BigInt(window.durationMs) * MS;
+        this.#window = new PollWindow(this.#intervalNs, duration, wallNs());
       }
       this.#state.started(this.#run(new FrameIntake(this.#descriptors, this.skipped, onFrame, this.log)));
     }
@@ -166,10 +159,7 @@ export class PollSource implements FrameSource {
   }
 
   stop(): void {
-    if (this.options.window !== undefined && !this.#state.stopped) {
-      const now = rowFloor(wallNs(), this.#intervalNs);
-      if (this.#untilNs === undefined || now < this.#untilNs) this.#untilNs = now;
-    }
+    if (!this.#state.stopped) this.#window?.stop(wallNs());
     this.#state.stop();
     this.#wake?.();
   }
@@ -196,24 +186,29 @@ export class PollSource implements FrameSource {
     if (!res.ok) throw new Error(`${this.target} answered ${res.status}`);
     const snap = unpack(await boundedBody(res, this.target)) as { at?: unknown; frames?: Uint8Array[]; descriptors?: Record<string, string> };
     for (const [hash, json] of Object.entries(snap.descriptors ?? {})) this.#descriptors.add(hash, json);
+    // the first answer starts a recording's window (an agent from before `at`: our clock)
+    const window = this.#window;
+    window?.answered(typeof snap.at === 'bigint' ? snap.at : wallNs(), wallNs());
     const carried: PolledFrame[] = [];
     for (const bytes of snap.frames ?? []) {
       const raw = decodeFrame(bytes);
       const key = `${raw.host}/${raw.sampler}/${raw.instance}`;
       carried.push({ key, seq: raw.seq, beginNs: raw.beginNs, endNs: raw.endNs });
       if ((this.#seen.get(key) ?? 0) >= raw.seq) continue;
-      // ended after the recording's last row: not this recording's (and the poll after the end is the last)
-      if (this.#untilNs !== undefined && raw.endNs > this.#untilNs) continue;
+      const place = window?.place(raw.endNs);
+      // ended after the recording's last row: not this recording's
+      if (place === 'after') continue;
       // a later snapshot may carry its descriptor: not seen yet
       if (this.#descriptors.peek(raw.descriptor) === undefined) continue;
       this.#seen.set(key, raw.seq);
       // the values of a row before the recording's first
-      if (this.#fromNs !== undefined && raw.endNs <= this.#fromNs) continue;
+      if (place === 'before') continue;
       const wait = intake.take(`${METRICS_PREFIX}.${raw.host}.${raw.sampler}`, bytes);
       if (wait !== undefined) await wait;
     }
     // the next poll asks for what came after this snapshot (an agent from before `at` serves the newest frames only)
     this.#sinceNs = typeof snap.at === 'bigint' ? snap.at : undefined;
+    this.#newestEnds = newestEnds(carried);
     return carried;
   }
 
@@ -237,15 +232,31 @@ export class PollSource implements FrameSource {
 
   async #run(intake: FrameIntake): Promise<void> {
     const timeoutMs = Math.max(2000, 2 * this.options.intervalMs);
+    const window = this.#window;
     while (!this.#state.stopped) {
-      const waitNs = await this.#poll(intake, timeoutMs);
+      let waitNs = await this.#poll(intake, timeoutMs);
       if (this.#state.stopped) break;
+      // a recording with a duration ends by itself, once complete (poll-window.ts)
+      const now = wallNs();
+      if (window?.complete(this.#newestEnds, now) === true) return;
+      const deadline = window?.deadlineNs();
+      if (deadline !== undefined && deadline - now < waitNs) waitNs = deadline - now;
       await new Promise<void>((r) => {
         this.#wake = r;
         setTimeout(r, Number(waitNs / MS));
       });
     }
-    // a recording's end: the frames that ended before it and no poll took yet (not after a failed poll: the agent is away)
-    if (this.options.window !== undefined && this.#failures === 0) await this.#poll(intake, Math.min(timeoutMs, 1000));
+    // stopped: the frames that ended before the window's new end and no poll took yet (not after a failed poll: the agent is away)
+    if (window !== undefined && this.#failures === 0) await this.#poll(intake, Math.min(timeoutMs, 1000));
   }
+}
+
+/** The end of each sampler's newest frame among those a poll carried. */
+function newestEnds(carried: readonly PolledFrame[]): bigint[] {
+  const newest = new Map<string, bigint>();
+  for (const f of carried) {
+    const e = newest.get(f.key);
+    if (e === undefined || f.endNs > e) newest.set(f.key, f.endNs);
+  }
+  return [...newest.values()];
 }

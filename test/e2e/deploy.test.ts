@@ -16,7 +16,7 @@ import { connectBus } from '../../src/bus/connect.js';
 import { retryOnTimeout } from '../../src/bus/retry.js';
 import { freePort } from '../../src/up/nats-server.js';
 import { silentLogger } from '../../src/log/logger.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { clusterHealthy, startCluster, type TestCluster } from '../helpers/cluster.js';
 import { COMPOSE_ENV, type ComposeService, loadCompose, ROOT } from '../helpers/deploy.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
@@ -27,6 +27,8 @@ const children: ChildProcess[] = [];
 
 test.before(async () => {
   cluster = await startCluster();
+  // as compose starts the agent and exporter: once every node is healthy (depends_on: service_healthy)
+  if (!(await clusterHealthy(cluster))) throw new Error('the cluster\'s nodes did not answer 200 on /healthz within 60 s');
 });
 test.after.always(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -80,14 +82,8 @@ test('the compose agent and exporter on the shipped 3-node cluster: frames store
 
   const nc = await connectBus({ url: cluster.url, name: 'deploy-observer', log: silentLogger() });
   try {
-    // a fresh cluster answers the JetStream API once it has elected a meta leader
-    let jsm: Awaited<ReturnType<typeof jetstreamManager>> | undefined;
-    t.true(await until(async () => {
-      jsm = await jetstreamManager(nc, { timeout: 2000 }).catch(() => undefined);
-      return jsm !== undefined;
-    }, 60_000), 'the cluster\'s JetStream answers');
-    if (jsm === undefined) return;
-    const api = jsm;
+    // a JetStream API call can time out on a loaded machine: asked again, as consumers do
+    const api = await retryOnTimeout(() => jetstreamManager(nc));
     const stored = async (): Promise<number> => {
       const info = await api.streams.info('REZOLUS', { subjects_filter: `rezolus.metrics.${HOST}.>` }).catch(() => undefined);
       return info === undefined ? 0 : Object.values(info.state.subjects ?? {}).reduce((a, b) => a + b, 0);
@@ -99,12 +95,14 @@ test('the compose agent and exporter on the shipped 3-node cluster: frames store
     t.is(info.cluster?.replicas?.length, 2, 'a leader and two replicas');
     for (const bucket of ['KV_rezolus_descriptors', 'KV_rezolus_status']) t.is((await retryOnTimeout(() => api.streams.info(bucket))).config.num_replicas, 3, bucket);
 
+    // the lines asserted, each sampler's frames arriving in their own time (rezolus_cpu_usage_seconds_total{ is not cpu_usage's)
+    const cpu = new RegExp(`^cpu_usage_seconds_total\\{[^}]*host="${HOST}"`, 'm');
+    const memory = new RegExp(`^memory_total_bytes\\{host="${HOST}"\\} \\d+`, 'm');
     let body = '';
     t.true(await until(async () => {
       body = await fetch(url).then((r) => r.text()).catch(() => '');
-      return body.includes(`cpu_usage_seconds_total{`) && body.includes(`host="${HOST}"`);
-    }, 60_000), `the exporter serves ${HOST}; exporter: ${exporter.stderr().slice(-1500)}`);
-    t.regex(body, new RegExp(`^memory_total_bytes\\{host="${HOST}"\\} \\d+`, 'm'));
+      return cpu.test(body) && memory.test(body);
+    }, 60_000), `the exporter serves ${HOST}'s cpu_usage and memory_meminfo; exporter: ${exporter.stderr().slice(-1500)}`);
     // figures for the README's sizing: the stream's bytes per second of one host, each node's RSS
     let state = info.state;
     await until(async () => {

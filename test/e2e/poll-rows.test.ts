@@ -4,7 +4,10 @@
  * rows, none missing. The agent samples on the wall clock's whole intervals
  * and its snapshot holds each sampler's newest frame only; a poller that woke
  * on the same boundaries raced the refresh and gave 8 rows with two 2 s gaps
- * for 10 s at 1 s (issue 18).
+ * for 10 s at 1 s (issue 18). A window that started when the recorder asked
+ * lost its first row when the first poll, carrying only the newest frames,
+ * came after the agent's next refresh (49 rows at 200 ms beside busy loops):
+ * it starts at the first answer now (src/sources/poll-window.ts).
  *
  * The agent's own frames, heard on the bus, say which rows it made possible:
  * a tick the agent itself skipped (a loaded machine) is its gap, not the

@@ -12,6 +12,7 @@ import { ROOT } from '../../scripts/gen-docs.js';
 import { loadCompose } from './deploy.js';
 import { freePort, natsAnswers } from '../../src/up/nats-server.js';
 import { NATS_SERVER_BIN, reapOrphans } from './nats.js';
+import { until } from './until.js';
 
 const DIR_PREFIX = join(tmpdir(), 'rezolus-cluster-test-');
 
@@ -142,4 +143,27 @@ export async function startCluster(o: ClusterOptions = {}): Promise<TestCluster>
     throw error;
   }
   return self;
+}
+
+/** Whether a node's /healthz answers 200: its JetStream is up and current with the meta leader. */
+async function nodeHealthy(node: ClusterNode): Promise<boolean> {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), 3000);
+  try {
+    return (await fetch(`http://127.0.0.1:${node.httpPort}/healthz`, { signal: ac.signal })).status === 200;
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Waits until every node's /healthz answers 200, as docker/compose.yaml
+ * does before it starts the rezolus services (depends_on: service_healthy;
+ * the nodes' healthcheck gets /healthz). Until then a fresh cluster may
+ * have no JetStream meta leader. False after `ms`.
+ */
+export async function clusterHealthy(cluster: TestCluster, ms = 60_000): Promise<boolean> {
+  return until(async () => (await Promise.all(cluster.nodes.map(nodeHealthy))).every((ok) => ok), ms);
 }
