@@ -34,7 +34,7 @@ export class FileData implements ViewerData {
         const began = Date.now();
         const r = await loadRecording(f.path, f.name);
         recordings.push(r);
-        log.info({ file: f.path, name: f.name, hosts: r.meta.hosts, rows: r.rows, series: r.series.size, ms: Date.now() - began }, 'recording opened');
+        log.info({ file: f.path, source: f.name, hosts: r.meta.hosts, rows: r.rows, series: r.series.size, ms: Date.now() - began }, 'recording opened');
       }
     } catch (error) {
       await Promise.allSettled(recordings.map((r) => r.close()));
