@@ -79,7 +79,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
 import {
-  alive, CLK_TCK, cpuTicks, ENTRY, ensureBuilt, fmt, memKiB, ROOT, say, sleep, sleepUntil, stderrTail, stopChild, type CallFrame, type CpuProfile, type ProfileNode,
+  alive, CLK_TCK, cpuTicks, ENTRY, ensureBuilt, fmt, memKiB, ROOT, say, sleep, sleepUntil, stderrTail, stopChild, printProfileTable, profileTotals, type CallFrame, type CpuProfile,
 } from './common.js';
 
 const { values: args } = parseArgs({
@@ -776,43 +776,12 @@ function moduleOf(f: CallFrame): string {
 }
 
 function summarise(p: CpuProfile, top: number, file: string): void {
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const n of p.nodes) {
-    byId.set(n.id, n);
-    for (const c of n.children ?? []) parent.set(c, n.id);
-  }
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  const modules = new Map<string, number>();
-  let busy = 0;
-  for (let i = 0; i < p.samples.length; i++) {
-    const dt = p.timeDeltas[i + 1] ?? 0;
-    const node = byId.get(p.samples[i] as number);
-    if (node === undefined || node.callFrame.functionName === '(idle)') continue;
-    busy += dt;
-    const k = where(node.callFrame);
-    self.set(k, (self.get(k) ?? 0) + dt);
-    const mod = moduleOf(node.callFrame);
-    modules.set(mod, (modules.get(mod) ?? 0) + dt);
-    const seen = new Set<string>();
-    for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
-      const f = (byId.get(cur) as ProfileNode).callFrame;
-      if (f.functionName === '(root)') break;
-      const key = where(f);
-      if (!seen.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
-      seen.add(key);
-    }
-  }
+  const { self, inclusive, modules, busy } = profileTotals(p, where, moduleOf);
   const wall = (p.endTime - p.startTime) / 1e6;
   say(`\n  profile of the evaluator over the measured window (${fmt(wall, 1)} s, JS thread busy ${fmt(busy / 1000, 0)} ms = ${fmt((busy / 1e6 / wall) * 100, 1)} %, sampled every 250 µs; ${file})`);
-  const table = (title: string, m: Map<string, number>): void => {
-    say(`  ${title}`);
-    for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) say(`    ${fmt(us / 1000, 1).padStart(8)} ms ${fmt((us / busy) * 100, 1).padStart(5)} %  ${k}`);
-  };
-  table('self time by module', modules);
-  table('self time by function', self);
-  table('inclusive time by function', inclusive);
+  printProfileTable('self time by module', modules, busy, top);
+  printProfileTable('self time by function', self, busy, top);
+  printProfileTable('inclusive time by function', inclusive, busy, top);
 }
 
 // ---------------------------------------------------------------- the evaluator process of the scale part

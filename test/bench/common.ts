@@ -115,3 +115,50 @@ export interface CpuProfile {
   readonly samples: readonly number[];
   readonly timeDeltas: readonly number[];
 }
+
+/** A profile's busy samples folded per key: self time, inclusive time (each key once per stack) and self time per module, in µs. */
+export interface ProfileTotals {
+  readonly self: Map<string, number>;
+  readonly inclusive: Map<string, number>;
+  readonly modules: Map<string, number>;
+  /** µs of samples that were not (idle) */
+  readonly busy: number;
+}
+
+export function profileTotals(p: CpuProfile, keyOf: (f: CallFrame) => string, moduleOf: (f: CallFrame) => string = () => ''): ProfileTotals {
+  const byId = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) {
+    byId.set(n.id, n);
+    for (const c of n.children ?? []) parent.set(c, n.id);
+  }
+  const self = new Map<string, number>();
+  const inclusive = new Map<string, number>();
+  const modules = new Map<string, number>();
+  let busy = 0;
+  for (let i = 0; i < p.samples.length; i++) {
+    const dt = p.timeDeltas[i + 1] ?? 0;
+    const node = byId.get(p.samples[i] as number);
+    if (node === undefined || node.callFrame.functionName === '(idle)') continue;
+    busy += dt;
+    const k = keyOf(node.callFrame);
+    self.set(k, (self.get(k) ?? 0) + dt);
+    const mod = moduleOf(node.callFrame);
+    modules.set(mod, (modules.get(mod) ?? 0) + dt);
+    const seen = new Set<string>();
+    for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
+      const f = (byId.get(cur) as ProfileNode).callFrame;
+      if (f.functionName === '(root)') break;
+      const key = keyOf(f);
+      if (!seen.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
+      seen.add(key);
+    }
+  }
+  return { self, inclusive, modules, busy };
+}
+
+/** Prints the `top` keys of one of those maps: ms and share of the busy time. */
+export function printProfileTable(title: string, m: Map<string, number>, busy: number, top: number): void {
+  say(`  ${title}`);
+  for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) say(`    ${fmt(us / 1000, 1).padStart(8)} ms ${fmt((us / busy) * 100, 1).padStart(5)} %  ${k}`);
+}

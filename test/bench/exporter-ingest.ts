@@ -60,7 +60,7 @@ import { SAMPLERS } from '../../src/samplers/registry.js';
 import type { AgentIntrospection, SamplerStats } from '../../src/samplers/rezolus/introspection.js';
 import type { Point, Value } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
-import { fmt, say, type CallFrame, type CpuProfile, type ProfileNode } from './common.js';
+import { fmt, printProfileTable, profileTotals, say, type CallFrame, type CpuProfile } from './common.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -400,40 +400,10 @@ async function profileStop(phase: string, top = 15): Promise<void> {
   const { profile } = (await session.post('Profiler.stop')) as unknown as { profile: CpuProfile };
   const file = join(profileDir, `${phase}.cpuprofile`);
   writeFileSync(file, JSON.stringify(profile));
-  const byId = new Map<number, ProfileNode>();
-  const parent = new Map<number, number>();
-  for (const n of profile.nodes) {
-    byId.set(n.id, n);
-    for (const c of n.children ?? []) parent.set(c, n.id);
-  }
-  const self = new Map<string, number>();
-  const inclusive = new Map<string, number>();
-  let busy = 0;
-  for (let i = 0; i < profile.samples.length; i++) {
-    const dt = profile.timeDeltas[i + 1] ?? 0;
-    const node = byId.get(profile.samples[i] as number);
-    if (node === undefined || node.callFrame.functionName === '(idle)') continue;
-    busy += dt;
-    const k = where(node.callFrame);
-    self.set(k, (self.get(k) ?? 0) + dt);
-    const seen = new Set<string>();
-    for (let cur: number | undefined = node.id; cur !== undefined; cur = parent.get(cur)) {
-      const f = (byId.get(cur) as ProfileNode).callFrame;
-      if (f.functionName === '(root)') break;
-      const key = where(f);
-      if (!seen.has(key)) inclusive.set(key, (inclusive.get(key) ?? 0) + dt);
-      seen.add(key);
-    }
-  }
-  const table = (title: string, m: Map<string, number>): void => {
-    say(`  ${title}`);
-    for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-      say(`    ${fmt(us / 1000, 1).padStart(8)} ms ${fmt((us / busy) * 100, 1).padStart(5)} %  ${k}`);
-    }
-  };
+  const { self, inclusive, busy } = profileTotals(profile, where);
   say(`\nprofile of ${phase} (${fmt(busy / 1000, 0)} ms busy, sampled every 100 µs; ${file})`);
-  table('self time', self);
-  table('inclusive time', inclusive);
+  printProfileTable('self time', self, busy, top);
+  printProfileTable('inclusive time', inclusive, busy, top);
 }
 
 // ---------------------------------------------------------------- ingest
