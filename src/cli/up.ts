@@ -64,11 +64,11 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const logLevel = levelFlag(flags['log-level']) ?? up.logLevel;
   const listen = listenFlag(LISTEN, flags.listen, '--listen');
   const hosts = hostsFlag(HOSTS, flags.hosts, '--hosts');
-  const exporterFile = existing(up.exporterConfig);
-  const oversampleMetrics = loadExporterConfig(exporterFile).oversampleMetrics;
-  const burst = burstSamplers(oversampleMetrics, up.oversampleIntervalMs);
+  const exporterBase = loadExporterConfig(existing(up.exporterConfig), { listen, intervalMs: scrapeMs, logLevel });
+  const burst = burstSamplers(exporterBase.oversampleMetrics, up.oversampleIntervalMs);
   const agent = loadAgentConfig(existing(up.agentConfig), SAMPLER_NAMES, { host: flags.host, intervalMs, samplerIntervalMs: burst.intervals, logLevel });
-  const exporter = loadExporterConfig(exporterFile, { listen, hosts: hosts ?? agent.host, intervalMs: scrapeMs, logLevel });
+  // up's exporter shows this host unless --hosts says otherwise (hosts in exporter.toml is for a fleet's exporter)
+  const exporter = { ...exporterBase, hosts: hosts ?? agent.host };
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {
     listen: listenFlag(HINDSIGHT_LISTEN, flags['hindsight-listen'], '--hindsight-listen'), listenFlag: '--hindsight-listen', hosts: hosts ?? agent.host, logLevel,
   });
@@ -105,11 +105,12 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
     },
     log,
   );
+  const exporterPort = new URL(running.exporter.url).port;
   const lines = [
     `rezolus-nats ${VERSION} is up`,
     `  NATS      ${running.natsUrl}${running.server ? ` (private nats-server, pid ${running.server.pid}, store ${running.server.storeDir})` : ''}`,
     `  stream    ${running.agent.streamName} (subjects rezolus.metrics.>, host ${running.agent.agent.host})`,
-    `  exporter  ${running.exporter.url}${exporter.listen.host === '0.0.0.0' || exporter.listen.host === '::' ? ` (on every interface, ${exporter.listen.host}:${new URL(running.exporter.url).port}: other machines can scrape it; --listen 127.0.0.1:${new URL(running.exporter.url).port} keeps it local)` : ''}`,
+    `  exporter  ${running.exporter.url}${exporter.listen.host === '0.0.0.0' || exporter.listen.host === '::' ? ` (on every interface, ${exporter.listen.host}:${exporterPort}: other machines can scrape it; --listen 127.0.0.1:${exporterPort} keeps it local)` : ''}`,
     ...(running.viewer === undefined ? [] : [`  viewer    ${running.viewer.url}${viewToken === '' ? '' : 'login?token=<REZOLUS_HTTP_TOKEN>'} (the fleet live, each host's last ${Math.round(hindsight.durationMs / 60_000)} min)`]),
     `  hindsight ${running.hindsight.url}/dump (POST, or kill -HUP ${process.pid}) writes the last ${hindsight.durationMs / 60_000} min to ${hindsight.output}`,
     ...burstLine(agent, exporter.intervalMs, burst.names),

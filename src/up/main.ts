@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { runAgent, type RunningAgent } from '../agent/main.js';
@@ -10,7 +10,7 @@ import { runExporter, type RunningExporter } from '../exporter/main.js';
 import { join, resolve as resolvePath } from 'node:path';
 import { takeLock } from '../files/lock.js';
 import type { RezolusError } from '../errors.js';
-import { startNatsServer, URL_FILE, type NatsServer } from './nats-server.js';
+import { startNatsServer, urlFileOf, type NatsServer } from './nats-server.js';
 import { superviseNatsServer, type SupervisedNats } from './supervise.js';
 import { runViewer, type RunningViewer } from '../viewer/main.js';
 import { NO_NATS_SECURITY, type NatsSecurity } from '../config/nats.js';
@@ -73,7 +73,7 @@ async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; nat
   const dataDir = resolvePath(o.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const release = takeLock(join(dataDir, UP_LOCK), (pid) => {
-    const url = readText(join(dataDir, URL_FILE));
+    const url = urlFileOf(dataDir);
     return `${dataDir} is in use by another rezolus up (pid ${pid}${url === undefined ? '' : `, NATS ${url}`}): stop that one first, or give this one another --data-dir`;
   });
   try {
@@ -88,14 +88,6 @@ async function chooseNats(o: UpOptions, log: Logger): Promise<{ url: string; nat
   } catch (error) {
     release();
     throw error;
-  }
-}
-
-function readText(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch {
-    return undefined;
   }
 }
 

@@ -55,22 +55,29 @@ export async function natsAnswers(host: string, port: number, timeoutMs = 1000):
   });
 }
 
-function pidIn(file: string): number | undefined {
+/** A small file's text, trimmed; undefined when it cannot be read. */
+function readTrimmed(file: string): string | undefined {
   try {
-    return Number(readFileSync(file, 'utf8').trim());
+    return readFileSync(file, 'utf8').trim();
   } catch {
     return undefined;
   }
 }
 
+function pidIn(file: string): number | undefined {
+  const text = readTrimmed(file);
+  return text === undefined ? undefined : Number(text);
+}
+
 /** The pid of a nats-server running with its store on `dataDir` (from its pid file), if any. */
 function serverOn(pidFile: string, dataDir: string): number | undefined {
+  const pid = pidIn(pidFile);
+  if (pid === undefined) return undefined; // no pid file
   try {
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
     const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     return cmdline.startsWith('/') && cmdline.includes('nats-server') && cmdline.split('\0').includes(dataDir) ? pid : undefined;
   } catch {
-    return undefined; // no pid file, or not running any more
+    return undefined; // not running any more
   }
 }
 
@@ -90,6 +97,11 @@ async function stopStale(pidFile: string, dataDir: string): Promise<void> {
 /** The file in the data directory that holds a running private server's URL. */
 export const URL_FILE = 'nats.url';
 
+/** What the URL file of a data directory says, whether or not its server still runs. */
+export function urlFileOf(dataDir: string): string | undefined {
+  return readTrimmed(join(dataDir, URL_FILE));
+}
+
 /**
  * The URL of the private server `rezolus up` runs on `dataDir` (default
  * ./data), when one is running and answers; undefined otherwise.
@@ -98,12 +110,8 @@ export async function privateServerUrl(dataDir = './data'): Promise<string | und
   const dir = resolve(dataDir);
   // the server of that store, not whatever took its old port since
   if (serverOn(join(dir, 'nats-server.pid'), dir) === undefined) return undefined;
-  let url: string;
-  try {
-    url = readFileSync(join(dir, URL_FILE), 'utf8').trim();
-  } catch {
-    return undefined;
-  }
+  const url = urlFileOf(dir);
+  if (url === undefined) return undefined;
   const m = /^nats:\/\/127\.0\.0\.1:(\d+)$/.exec(url);
   return m !== null && (await natsAnswers('127.0.0.1', Number(m[1]), 500)) ? url : undefined;
 }
