@@ -36,6 +36,7 @@ Napi::Function BpfObject::Define(Napi::Env env) {
       InstanceMethod<&BpfObject::SetMaxEntries>("setMaxEntries"),
       InstanceMethod<&BpfObject::Load>("load"),
       InstanceMethod<&BpfObject::Attach>("attach"),
+      InstanceMethod<&BpfObject::Detach>("detach"),
       InstanceMethod<&BpfObject::Mmap>("mmap"),
       InstanceMethod<&BpfObject::Lookup>("lookup"),
       InstanceMethod<&BpfObject::Update>("update"),
@@ -187,6 +188,17 @@ Napi::Value BpfObject::Attach(const Napi::CallbackInfo& info) {
     return env.Undefined();
   }
   links_[name] = link;
+  return env.Undefined();
+}
+
+Napi::Value BpfObject::Detach(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  struct bpf_program* prog = Program(info, 0);
+  if (prog == nullptr) return env.Undefined();
+  auto it = links_.find(bpf_program__name(prog));
+  if (it == links_.end()) return env.Undefined();
+  bpf_link__destroy(it->second);
+  links_.erase(it);
   return env.Undefined();
 }
 

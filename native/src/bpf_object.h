@@ -22,6 +22,7 @@ class BpfObject : public Napi::ObjectWrap<BpfObject> {
   Napi::Value SetMaxEntries(const Napi::CallbackInfo& info);
   Napi::Value Load(const Napi::CallbackInfo& info);
   Napi::Value Attach(const Napi::CallbackInfo& info);
+  Napi::Value Detach(const Napi::CallbackInfo& info);
   Napi::Value Mmap(const Napi::CallbackInfo& info);
   Napi::Value Lookup(const Napi::CallbackInfo& info);
   Napi::Value Update(const Napi::CallbackInfo& info);

@@ -49,6 +49,8 @@ export interface BpfObject {
   setMaxEntries(map: string, entries: number): void;
   load(): void;
   attach(program: string): void;
+  /** destroys the program's link (it stays loaded and can be attached again); nothing when not attached */
+  detach(program: string): void;
   /** a read-only view of an mmapable array map; it stays valid after close() */
   mmap(map: string): ArrayBuffer;
   lookup(map: string, key: Buffer): Buffer | null;

@@ -24,6 +24,12 @@ export interface LoadedBpf {
   readonly degraded: readonly string[];
   /** the programs that are attached */
   readonly attached: readonly string[];
+  /** the programs that are loaded (attached or not) */
+  readonly loaded: readonly string[];
+  /** attaches a loaded program (nothing when attached); throws when the kernel refuses */
+  attach(program: string): void;
+  /** detaches a program (it stays loaded); nothing when not attached */
+  detach(program: string): void;
   readonly cpus: number;
   readonly native: NativeAddon;
   histogram(map: string, k?: number): HistogramView;
@@ -41,6 +47,14 @@ export interface OpenOptions {
   readonly beforeLoad?: (object: BpfObject) => void;
   /** called after load and before attach, to fill lookup tables the programs read */
   readonly afterLoad?: (object: BpfObject) => void;
+  /**
+   * The programs to attach now, of those that loaded (default: all of them).
+   * With a list, none attaching is not an error: the caller attaches the
+   * rest later with LoadedBpf.attach.
+   */
+  readonly attach?: readonly string[];
+  /** registers the object for rezolus_bpf under `sampler` (default true) */
+  readonly register?: boolean;
 }
 
 /** The kernel's pid_max: the size of per-pid arrays. */
@@ -150,11 +164,11 @@ function loadObject(
 }
 
 function attachAll(
-  object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions, wanted: readonly string[], degraded: string[],
+  object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions, loaded: readonly string[], degraded: string[],
 ): LoadedBpf {
   const cpus = native.numPossibleCpus;
   const attached: string[] = [];
-  for (const name of wanted) {
+  for (const name of o.attach === undefined ? loaded : loaded.filter((n) => o.attach?.includes(n))) {
     try {
       object.attach(name);
       attached.push(name);
@@ -162,7 +176,7 @@ function attachAll(
       degraded.push(`${name}: ${(error as Error).message}`);
     }
   }
-  if (attached.length === 0) throw new Error(`no program attached: ${degraded.join('; ')}`);
+  if (attached.length === 0 && o.attach === undefined) throw new Error(`no program attached: ${degraded.join('; ')}`);
   if (degraded.length > 0) o.log.warn({ degraded }, 'sampler runs without some of its programs');
 
   const buffers = new Map<string, ArrayBuffer>();
@@ -174,11 +188,23 @@ function attachAll(
     }
     return b;
   };
-  registerLoaded(o.sampler, object);
+  const register = o.register !== false;
+  if (register) registerLoaded(o.sampler, object);
   return {
     object,
     degraded,
     attached,
+    loaded,
+    attach: (name) => {
+      if (!loaded.includes(name)) throw new Error(`${name} is not loaded in ${layout.object}`);
+      object.attach(name);
+      if (!attached.includes(name)) attached.push(name);
+    },
+    detach: (name) => {
+      object.detach(name);
+      const i = attached.indexOf(name);
+      if (i >= 0) attached.splice(i, 1);
+    },
     cpus,
     native,
     histogram: (map, k = 0) => new HistogramView(buffer(map), k),
@@ -193,7 +219,7 @@ function attachAll(
       return new PackedView(buffer(map), m.entries);
     },
     close: () => {
-      unregisterLoaded(o.sampler, object);
+      if (register) unregisterLoaded(o.sampler, object);
       object.close();
     },
   };
