@@ -1,20 +1,16 @@
 import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
-import { defineBpfSampler } from '../../kernel/define.js';
+import { defineSyscallSampler } from '../shared/define.js';
 import { SYSCALL_CLASSES } from '../classes.js';
-import { fillClasses } from '../table.js';
 import { CgroupLabelCache, openPerCgroup, pushPerCgroup } from '../../kernel/per-cgroup.js';
-import { LAYOUT } from './maps.js';
 import { cgroupSyscall, METRICS, syscall } from './metrics.js';
 
 const NAME = 'syscall_counts';
 const OPS: readonly Labels[] = SYSCALL_CLASSES.map((op) => Object.freeze({ op }));
 
-export const syscallCountsSampler: SamplerDefinition = defineBpfSampler({
+export const syscallCountsSampler: SamplerDefinition = defineSyscallSampler({
   name: NAME,
   description: 'Syscalls by class, in all and per cgroup (BPF, tp_btf sys_enter).',
   metrics: METRICS,
-  layout: LAYOUT,
-  afterLoad: fillClasses,
   reader(bpf, ctx) {
     const counters = bpf.counters('counters');
     const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length);

@@ -1,0 +1,137 @@
+/**
+ * The one BPF object of syscall_counts and syscall_latency
+ * (bpf/syscall/shared.bpf.c), loaded once for whichever of the two is
+ * enabled: a syscall then runs one sys_enter program however many of them
+ * are on, and sys_exit only while latency is. Each sampler acquires its role
+ * and reads its own maps; the object sets the `enabled` bits, attaches
+ * sys_exit with latency and is closed when the last role is released.
+ *
+ * rezolus_bpf lists the object under the samplers that use it, joined with
+ * '+' (`syscall_counts+syscall_latency` when both are on).
+ */
+import type { SamplerContext } from '../../types.js';
+import { SamplerUnsupportedError } from '../../types.js';
+import { openBpf, releaseBtf, type LoadedBpf } from '../../kernel/load.js';
+import { registerLoaded, unregisterLoaded } from '../../kernel/loaded.js';
+import { fillClasses } from '../table.js';
+import { COUNTS, LATENCY, LAYOUT } from './maps.js';
+
+export type SyscallRole = 'syscall_counts' | 'syscall_latency';
+
+const ROLES: Readonly<Record<SyscallRole, { bit: number; programs: readonly string[] }>> = {
+  syscall_counts: { bit: COUNTS, programs: ['sys_enter'] },
+  syscall_latency: { bit: LATENCY, programs: ['sys_enter', 'sys_exit'] },
+};
+
+export interface SyscallBpfHandle {
+  readonly bpf: LoadedBpf;
+  /** why this role runs with less than its programs; undefined when whole */
+  readonly degraded: string | undefined;
+  release(): void;
+}
+
+interface Shared {
+  readonly bpf: LoadedBpf;
+  readonly roles: Set<SyscallRole>;
+  /** the .bss map that holds `enabled` and `epoch` */
+  readonly bss: string;
+  epoch: number;
+  registeredAs: string | undefined;
+}
+
+let shared: Shared | undefined;
+
+function open(role: SyscallRole, ctx: SamplerContext): Shared {
+  let bpf: LoadedBpf | undefined;
+  try {
+    bpf = openBpf(LAYOUT, { sampler: role, log: ctx.log, events: ctx.bpfEvents, afterLoad: fillClasses, attach: [], register: false });
+    const bss = bpf.object.maps().find((m) => m.name.endsWith('.bss'))?.name;
+    if (bss === undefined) throw new Error(`${LAYOUT.object} has no .bss map for its globals`);
+    return { bpf, roles: new Set(), bss, epoch: 0, registeredAs: undefined };
+  } catch (error) {
+    bpf?.close();
+    throw error;
+  } finally {
+    releaseBtf();
+  }
+}
+
+/** Writes `enabled` and `epoch` (two u32 at the start of .bss) and re-registers the object under its roles. */
+function publish(s: Shared): void {
+  let bits = 0;
+  for (const r of s.roles) bits |= ROLES[r].bit;
+  const value = Buffer.alloc(8);
+  value.writeUInt32LE(bits, 0);
+  value.writeUInt32LE(s.epoch, 4);
+  s.bpf.object.update(s.bss, Buffer.alloc(4), value);
+  const name = (['syscall_counts', 'syscall_latency'] as const).filter((r) => s.roles.has(r)).join('+');
+  if (s.registeredAs !== name) {
+    if (s.registeredAs !== undefined) unregisterLoaded(s.registeredAs, s.bpf.object);
+    if (name !== '') registerLoaded(name, s.bpf.object);
+    s.registeredAs = name === '' ? undefined : name;
+  }
+}
+
+/** Programs this role needs that are not attached (sys_exit is attached only while latency is on). */
+function syncAttached(s: Shared): string[] {
+  const degraded: string[] = [];
+  const wanted = new Set([...s.roles].flatMap((r) => ROLES[r].programs));
+  for (const name of LAYOUT.programs.map((p) => p.name)) {
+    if (!wanted.has(name)) {
+      s.bpf.detach(name);
+      continue;
+    }
+    if (s.bpf.attached.includes(name)) continue;
+    if (!s.bpf.loaded.includes(name)) continue;
+    try {
+      s.bpf.attach(name);
+    } catch (error) {
+      degraded.push(`${name}: ${(error as Error).message}`);
+    }
+  }
+  return degraded;
+}
+
+/**
+ * Loads the object when neither role holds it, turns `role` on and attaches
+ * what it needs. Throws SamplerUnsupportedError when none of the role's
+ * programs can run here.
+ */
+export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): SyscallBpfHandle {
+  if (shared?.roles.has(role) === true) throw new Error(`${role} holds the syscall BPF object already`);
+  const s = shared ?? open(role, ctx);
+  const programs = ROLES[role].programs;
+  const missing = programs.filter((p) => !s.bpf.loaded.includes(p));
+  const why = (p: string): string => s.bpf.degraded.find((d) => d.startsWith(`${p}: `)) ?? `${p}: not loaded`;
+  if (missing.length === programs.length) {
+    if (shared === undefined) s.bpf.close();
+    throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${missing.map(why).join('; ')}`);
+  }
+  shared = s;
+  s.roles.add(role);
+  if (role === 'syscall_latency') s.epoch = (s.epoch + 1) >>> 0 || 1;
+  // bits first, then sys_exit: a sys_exit attached before stamps exist finds none
+  publish(s);
+  const failed = syncAttached(s).filter((d) => programs.some((p) => d.startsWith(`${p}: `)));
+  const reasons = [...missing.map(why), ...failed];
+  if (reasons.length > 0) ctx.log.warn({ degraded: reasons }, 'sampler runs without some of its programs');
+  let released = false;
+  return {
+    bpf: s.bpf,
+    degraded: reasons.length > 0 ? reasons.join('; ') : undefined,
+    release(): void {
+      if (released) return;
+      released = true;
+      s.roles.delete(role);
+      if (s.roles.size === 0) {
+        if (s.registeredAs !== undefined) unregisterLoaded(s.registeredAs, s.bpf.object);
+        s.bpf.close();
+        if (shared === s) shared = undefined;
+        return;
+      }
+      // sys_exit off first, then the bits
+      syncAttached(s);
+      publish(s);
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import type { BpfLayout } from '../../kernel/layout.js';
+import { MAX_CGROUPS } from '../../kernel/per-cgroup.js';
+import { MAX_SYSCALL, SYSCALL_CLASSES } from '../classes.js';
+
+/** Bits of the object's `enabled` global (bpf/syscall/shared.bpf.c). */
+export const COUNTS = 1;
+export const LATENCY = 2;
+
+/**
+ * Mirrors bpf/syscall/shared.bpf.c, the one object of syscall_counts and
+ * syscall_latency: slot k of a CPU's bank and histogram k of `latency` are
+ * class k. The globals `enabled` and `epoch` live in its .bss map.
+ */
+export const LAYOUT = {
+  object: 'syscall/shared',
+  programs: [
+    { name: 'sys_enter', event: 'sys_enter' },
+    { name: 'sys_exit', event: 'sys_exit' },
+  ],
+  maps: {
+    counters: { kind: 'counters', width: 16 },
+    classes: { kind: 'table', valueSize: 4, entries: MAX_SYSCALL },
+    /** css.id of the task's cpu cgroup x 16 classes */
+    cgroup_syscall: { kind: 'packed', entries: MAX_CGROUPS * 16 },
+    /** css.serial_nr of the cgroup that owns each slot */
+    cgroup_serial: { kind: 'packed', entries: MAX_CGROUPS },
+    /** kernfs id (directory inode) of the cgroup that owns each slot */
+    cgroup_inode: { kind: 'packed', entries: MAX_CGROUPS },
+    latency: { kind: 'histograms', count: SYSCALL_CLASSES.length },
+    /** struct start { u64 ts; u32 cls; u32 epoch; } per thread id */
+    started: { kind: 'per-pid', valueSize: 16 },
+  },
+} as const satisfies BpfLayout;
