@@ -1,0 +1,178 @@
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { BpfObject } from '../../src/native/index.js';
+import { loadedObjects } from '../../src/samplers/kernel/loaded.js';
+import { count, KernelHarness, node, quantile, sumOf, window } from '../helpers/kernel.js';
+
+// syscall_counts and syscall_latency share one BPF object (bpf/syscall/shared.bpf.c):
+// one sys_enter for both, sys_exit only while latency is on. Each sampler alone runs
+// only what it needs and leaves the other's maps untouched; together they count and
+// time the same syscalls; one leaving does not disturb the other.
+// Serial: the object is shared by every Agent of this process.
+
+const N = 100_000;
+// process.ppid calls getppid(2) on every read
+const GETPPID = `let s = 0; for (let i = 0; i < ${N}; i++) s += process.ppid; if (s === 0) process.exit(1);`;
+
+/** The shared object as rezolus_bpf sees it: the name it is registered under and its attached programs. */
+function registered(): { name: string; attached: string[]; object: BpfObject } | undefined {
+  const found = loadedObjects().find(([name]) => name.includes('syscall_'));
+  if (found === undefined) return undefined;
+  const [name, object] = found;
+  return { name, object, attached: object.programs().filter((p) => p.attached).map((p) => p.name).sort() };
+}
+
+/** Sum of every u64 of an mmapable map of the object. */
+function mapSum(object: BpfObject, map: string): bigint {
+  let sum = 0n;
+  for (const v of new BigUint64Array(object.mmap(map))) sum += v;
+  return sum;
+}
+
+test.serial('syscall_counts alone: sys_enter only, counts every call, never touches the latency histograms', async (t) => {
+  const k = await KernelHarness.start(['syscall_counts']);
+  try {
+    t.deepEqual(k.status('syscall_counts').status, { state: 'active' });
+    const r = registered();
+    t.is(r?.name, 'syscall_counts');
+    t.deepEqual(r?.attached, ['sys_enter']);
+    const a = await k.read('syscall_counts');
+    await node(GETPPID);
+    const b = await k.read('syscall_counts');
+    const counted = sumOf(b, 'syscall', { op: 'query' }) - sumOf(a, 'syscall', { op: 'query' });
+    t.log(`${counted} query syscalls counted for ${N} getppid calls`);
+    t.true(counted >= N);
+    t.is(mapSum(r!.object, 'latency'), 0n, 'no latency recorded while latency is off');
+  } finally {
+    await k.stop();
+  }
+  t.is(registered(), undefined, 'closed with its last sampler');
+});
+
+test.serial('syscall_latency alone: sys_enter and sys_exit, times every call, counts nothing', async (t) => {
+  const k = await KernelHarness.start(['syscall_latency']);
+  try {
+    t.deepEqual(k.status('syscall_latency').status, { state: 'active' });
+    const r = registered();
+    t.is(r?.name, 'syscall_latency');
+    t.deepEqual(r?.attached, ['sys_enter', 'sys_exit']);
+    const a = await k.read('syscall_latency');
+    await node(GETPPID);
+    const b = await k.read('syscall_latency');
+    const timed = count(window(a.get('syscall_latency{op=query}'), b.get('syscall_latency{op=query}')));
+    t.log(`${timed} query syscalls timed for ${N} getppid calls`);
+    t.true(timed >= N);
+    t.is(mapSum(r!.object, 'counters'), 0n, 'no per-CPU counts while counts are off');
+    t.is(mapSum(r!.object, 'cgroup_syscall'), 0n, 'no per-cgroup counts while counts are off');
+  } finally {
+    await k.stop();
+  }
+});
+
+test.serial('both: one object, counts and latency agree on the calls of a child', async (t) => {
+  const k = await KernelHarness.start(['syscall_counts', 'syscall_latency']);
+  try {
+    const r = registered();
+    t.is(r?.name, 'syscall_counts+syscall_latency');
+    t.deepEqual(r?.attached, ['sys_enter', 'sys_exit']);
+    t.is(loadedObjects().filter(([name]) => name.includes('syscall_')).length, 1, 'one object for both');
+    const ca = await k.read('syscall_counts');
+    const la = await k.read('syscall_latency');
+    await node(GETPPID);
+    const cb = await k.read('syscall_counts');
+    const lb = await k.read('syscall_latency');
+    const counted = sumOf(cb, 'syscall', { op: 'query' }) - sumOf(ca, 'syscall', { op: 'query' });
+    const timed = count(window(la.get('syscall_latency{op=query}'), lb.get('syscall_latency{op=query}')));
+    t.log(`query syscalls: ${counted} counted, ${timed} timed for ${N} getppid calls`);
+    t.true(counted >= N);
+    t.true(timed >= N);
+    // the two windows are a tick apart: they differ only by what other processes did in between
+    t.true(Math.abs(counted - timed) <= N / 50, `counted ${counted} and timed ${timed} differ by more than 2 %`);
+  } finally {
+    await k.stop();
+  }
+});
+
+test.serial('latency joining and leaving a running syscall_counts: sys_exit comes and goes, the counts go on', async (t) => {
+  const counts = await KernelHarness.start(['syscall_counts']);
+  try {
+    t.deepEqual(registered()?.attached, ['sys_enter']);
+    const latency = await KernelHarness.start(['syscall_latency']);
+    let timed: number;
+    try {
+      t.is(registered()?.name, 'syscall_counts+syscall_latency');
+      t.deepEqual(registered()?.attached, ['sys_enter', 'sys_exit']);
+      const la = await latency.read('syscall_latency');
+      await node(GETPPID);
+      const lb = await latency.read('syscall_latency');
+      timed = count(window(la.get('syscall_latency{op=query}'), lb.get('syscall_latency{op=query}')));
+    } finally {
+      await latency.stop();
+    }
+    t.true(timed >= N, `${timed} timed`);
+    const r = registered();
+    t.is(r?.name, 'syscall_counts');
+    t.deepEqual(r?.attached, ['sys_enter']);
+    const latencyAfter = mapSum(r!.object, 'latency');
+    const a = await counts.read('syscall_counts');
+    await node(GETPPID);
+    const b = await counts.read('syscall_counts');
+    t.true(sumOf(b, 'syscall', { op: 'query' }) - sumOf(a, 'syscall', { op: 'query' }) >= N, 'counts go on');
+    t.is(mapSum(r!.object, 'latency'), latencyAfter, 'nothing timed once latency left');
+  } finally {
+    await counts.stop();
+  }
+});
+
+/** Waits until `pid` is blocked in read(2) (syscall 0 on x86_64, the first field of /proc/<pid>/syscall). */
+async function blockedInRead(pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    try {
+      if (readFileSync(`/proc/${pid}/syscall`, 'latin1').split(' ')[0] === '0') return;
+    } catch {
+      // not there yet
+    }
+    await sleep(25);
+  }
+  throw new Error(`pid ${pid} never blocked in read`);
+}
+
+test.serial('a stamp left while latency was off is not taken when it comes back', async (t) => {
+  // A child blocks in read(2) while latency is on (stamped), returns while latency
+  // is off (no sys_exit: the stamp stays) and blocks in read again (no stamp); then
+  // latency comes back. Without the epoch check its next sys_exit would take the old
+  // stamp and time a read that began before latency came back.
+  const counts = await KernelHarness.start(['syscall_counts']); // keeps the object (and its stamps) alive
+  const child = spawn('perl', ['-e', 'sysread(STDIN, $b, 1) for 1 .. 2'], { stdio: ['pipe', 'ignore', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  try {
+    let latency = await KernelHarness.start(['syscall_latency']);
+    await blockedInRead(child.pid as number);
+    await latency.stop();
+    child.stdin.write('x');
+    await sleep(100);
+    await blockedInRead(child.pid as number);
+    await sleep(3000);
+    const began = performance.now();
+    latency = await KernelHarness.start(['syscall_latency']);
+    try {
+      const a = await latency.read('syscall_latency');
+      child.stdin.write('y');
+      t.is(await exited, 0);
+      const b = await latency.read('syscall_latency');
+      const bound = (performance.now() - began) * 1e6;
+      const reads = window(a.get('syscall_latency{op=read}'), b.get('syscall_latency{op=read}'));
+      const longest = quantile(reads, 1);
+      t.log(`${count(reads)} reads timed, the longest <= ${(longest / 1e6).toFixed(1)} ms; latency back for ${(bound / 1e6).toFixed(0)} ms`);
+      // every read timed began after latency came back: none can be longer (h2 buckets are within 1/8)
+      t.true(longest <= bound * 1.25, `a read of ${(longest / 1e6).toFixed(0)} ms was timed in ${(bound / 1e6).toFixed(0)} ms`);
+    } finally {
+      await latency.stop();
+    }
+  } finally {
+    child.kill('SIGKILL');
+    await counts.stop();
+  }
+});
