@@ -9,7 +9,7 @@ export const bpfRunCount = metric({
   kind: MetricKind.Counter,
   unit: Unit.Count,
   labels: ['sampler', 'program'],
-  description: `Runs of each BPF program the agent loaded, per sampler and program; bpf_prog_info run_cnt, ${STATS}.`,
+  description: `Runs of each BPF program the agent loaded, per sampler and program (programs one object serves to several samplers under their names joined by +, e.g. syscall_counts+syscall_latency); bpf_prog_info run_cnt, ${STATS}.`,
 });
 
 export const bpfRunTime = metric({
@@ -17,7 +17,7 @@ export const bpfRunTime = metric({
   kind: MetricKind.Counter,
   unit: Unit.Nanoseconds,
   labels: ['sampler', 'program'],
-  description: `Time spent running each BPF program the agent loaded, per sampler and program; bpf_prog_info run_time_ns, ${STATS}.`,
+  description: `Time spent running each BPF program the agent loaded, per sampler and program (shared programs under the sampler names joined by +); bpf_prog_info run_time_ns, ${STATS}.`,
 });
 
 export const METRICS = [bpfRunCount, bpfRunTime] as const;
