@@ -6,7 +6,14 @@
  * and reads its own maps; the object sets the `enabled` bits, attaches
  * sys_exit with latency and is closed when the last role is released.
  *
- * rezolus_bpf lists the object under the samplers that use it, joined with
+ * The object is sized for the samplers the agent has enabled (its sampler
+ * states): with latency disabled the per-thread stamps take one entry, not
+ * pid_max (16 bytes each: 64 MiB of kernel memory at a pid_max of 2^22), and
+ * with counts disabled the per-cgroup counters take one. A role that an
+ * object was not sized for (a sampler enabled after the fact, or a second
+ * agent in the process) gets an object of its own.
+ *
+ * rezolus_bpf lists each object under the samplers that use it, joined with
  * '+' (`syscall_counts+syscall_latency` when both are on).
  */
 import type { SamplerContext } from '../../types.js';
@@ -18,10 +25,11 @@ import { COUNTS, LATENCY, LAYOUT } from './maps.js';
 
 export type SyscallRole = 'syscall_counts' | 'syscall_latency';
 
-const ROLES: Readonly<Record<SyscallRole, { bit: number; programs: readonly string[] }>> = {
-  syscall_counts: { bit: COUNTS, programs: ['sys_enter'] },
-  syscall_latency: { bit: LATENCY, programs: ['sys_enter', 'sys_exit'] },
+const ROLES: Readonly<Record<SyscallRole, { bit: number; programs: readonly string[]; maps: readonly string[] }>> = {
+  syscall_counts: { bit: COUNTS, programs: ['sys_enter'], maps: ['cgroup_syscall', 'cgroup_serial', 'cgroup_inode'] },
+  syscall_latency: { bit: LATENCY, programs: ['sys_enter', 'sys_exit'], maps: ['started'] },
 };
+const ALL: readonly SyscallRole[] = ['syscall_counts', 'syscall_latency'];
 
 export interface SyscallBpfHandle {
   readonly bpf: LoadedBpf;
@@ -33,21 +41,36 @@ export interface SyscallBpfHandle {
 interface Shared {
   readonly bpf: LoadedBpf;
   readonly roles: Set<SyscallRole>;
+  /** the roles its maps are sized for */
+  readonly sized: ReadonlySet<SyscallRole>;
   /** the .bss map that holds `enabled` and `epoch` */
   readonly bss: string;
   epoch: number;
   registeredAs: string | undefined;
 }
 
-let shared: Shared | undefined;
+const instances: Shared[] = [];
+
+/** `role` and the other role when the agent has it enabled (both when there is no agent to ask). */
+function expected(role: SyscallRole, ctx: SamplerContext): Set<SyscallRole> {
+  const states = ctx.agent?.samplerStates();
+  return new Set(ALL.filter((r) => r === role || states === undefined || states.some((s) => s.name === r && s.state !== 'disabled')));
+}
 
 function open(role: SyscallRole, ctx: SamplerContext): Shared {
+  const sized = expected(role, ctx);
+  const shrink = ALL.filter((r) => !sized.has(r)).flatMap((r) => ROLES[r].maps);
   let bpf: LoadedBpf | undefined;
   try {
-    bpf = openBpf(LAYOUT, { sampler: role, log: ctx.log, events: ctx.bpfEvents, afterLoad: fillClasses, attach: [], register: false });
+    bpf = openBpf(LAYOUT, {
+      sampler: role, log: ctx.log, events: ctx.bpfEvents, afterLoad: fillClasses, attach: [], register: false,
+      beforeLoad: (object) => {
+        for (const map of shrink) object.setMaxEntries(map, 1);
+      },
+    });
     const bss = bpf.object.maps().find((m) => m.name.endsWith('.bss'))?.name;
     if (bss === undefined) throw new Error(`${LAYOUT.object} has no .bss map for its globals`);
-    return { bpf, roles: new Set(), bss, epoch: 0, registeredAs: undefined };
+    return { bpf, roles: new Set(), sized, bss, epoch: 0, registeredAs: undefined };
   } catch (error) {
     bpf?.close();
     throw error;
@@ -98,16 +121,16 @@ function syncAttached(s: Shared): string[] {
  * programs can run here.
  */
 export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): SyscallBpfHandle {
-  if (shared?.roles.has(role) === true) throw new Error(`${role} holds the syscall BPF object already`);
-  const s = shared ?? open(role, ctx);
+  const found = instances.find((i) => !i.roles.has(role) && i.sized.has(role));
+  const s = found ?? open(role, ctx);
   const programs = ROLES[role].programs;
   const missing = programs.filter((p) => !s.bpf.loaded.includes(p));
   const why = (p: string): string => s.bpf.degraded.find((d) => d.startsWith(`${p}: `)) ?? `${p}: not loaded`;
   if (missing.length === programs.length) {
-    if (shared === undefined) s.bpf.close();
+    if (found === undefined) s.bpf.close();
     throw new SamplerUnsupportedError(`none of its tracepoints exist here: ${missing.map(why).join('; ')}`);
   }
-  shared = s;
+  if (found === undefined) instances.push(s);
   s.roles.add(role);
   if (role === 'syscall_latency') s.epoch = (s.epoch + 1) >>> 0 || 1;
   // bits first, then sys_exit: a sys_exit attached before stamps exist finds none
@@ -126,7 +149,7 @@ export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): Sysca
       if (s.roles.size === 0) {
         if (s.registeredAs !== undefined) unregisterLoaded(s.registeredAs, s.bpf.object);
         s.bpf.close();
-        if (shared === s) shared = undefined;
+        instances.splice(instances.indexOf(s), 1);
         return;
       }
       // sys_exit off first, then the bits
