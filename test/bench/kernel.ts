@@ -21,7 +21,8 @@
  *    before issue 19 (--baseline DIR, loaded raw as their samplers did);
  *    syscall_counts alone; syscall_latency alone; and two floor pairs
  *    (bpf/test/syscall_floor.bpf.c: a sys_enter/sys_exit pair that only reads
- *    the clock, and one that does nothing). run_cnt/run_time_ns deltas per
+ *    the clock, and one that does nothing); and none (syscount's own figure
+ *    without ours). run_cnt/run_time_ns deltas per
  *    window come from BpfObject.programStats() for ours and from `bpftool
  *    prog show --json` for theirs (their program ids are found from
  *    /proc/<pid>/fdinfo: bpftool's own `pids` field needs a BPF iterator this
@@ -425,6 +426,8 @@ const BUILD_BPF = join(ROOT, 'build', 'bpf');
 /** The syscall programs of each window of part 1: our samplers by name, or raw objects. */
 type Variant = { readonly label: string; readonly samplers: readonly string[] } | { readonly label: string; readonly raw: () => RawObjects };
 
+const NONE = 'no syscall programs';
+
 function variants(): Variant[] {
   const out: Variant[] = [{ label: 'both', samplers: ['syscall_counts', 'syscall_latency'] }];
   if (BASELINE !== undefined) {
@@ -435,6 +438,8 @@ function variants(): Variant[] {
   out.push({ label: 'latency only', samplers: ['syscall_latency'] });
   out.push({ label: 'floor: clock pair', raw: () => loadRaw(BUILD_BPF, [{ label: 'floor', relative: 'test/syscall_floor', programs: ['enter_clock', 'exit_clock'] }]) });
   out.push({ label: 'floor: empty pair', raw: () => loadRaw(BUILD_BPF, [{ label: 'floor', relative: 'test/syscall_floor', programs: ['enter_empty', 'exit_empty'] }]) });
+  // syscount's own ns per syscall without any program of ours on raw_syscalls, for the windows above to compare with
+  out.push({ label: NONE, raw: () => ({ objects: [], close: () => undefined }) });
   return out;
 }
 
@@ -597,7 +602,7 @@ async function syscallLoop(list: readonly Variant[], withSyscount: boolean): Pro
   say(`== part 1b: ns per getppid() end to end (perf bench syscall basic -l ${LOOP_CALLS}), BPF stats off, no other load; ${LOOP_REPS} interleaved reps, median of each rep's difference to the bare loop`);
   type LoopVariant = { label: string; load: () => Promise<() => Promise<void>> };
   const loops: LoopVariant[] = [{ label: 'nothing attached', load: async () => async () => undefined }];
-  for (const v of list) {
+  for (const v of list.filter((x) => x.label !== NONE)) {
     loops.push({ label: v.label, load: async () => (await loadVariant(v)).unload });
   }
   if (withSyscount) {
@@ -661,14 +666,14 @@ function report(phases: readonly Phase[], withSyscount: boolean): void {
     const sys = p.ours.filter((d) => SYSCALL_EVENTS.has(d.event));
     const sched = p.ours.filter((d) => SCHED_EVENTS.has(d.event));
     const other = p.ours.filter((d) => !SYSCALL_EVENTS.has(d.event) && !SCHED_EVENTS.has(d.event));
-    const syscalls = sys.filter((d) => d.event === 'sys_enter').reduce((m, d) => Math.max(m, d.runs), 0);
+    const syscalls = sys.length > 0 ? sys.filter((d) => d.event === 'sys_enter').reduce((m, d) => Math.max(m, d.runs), 0) : runsOf(p.syscount, 'sys_exit');
     const switches = sched.filter((d) => d.event === 'sched_switch').reduce((m, d) => Math.max(m, d.runs), 0);
     const oursSys = sum(sys) / syscalls;
     const theirsSys = sum(p.syscount) / runsOf(p.syscount, 'sys_exit');
     const oursSw = sum(sched) / switches;
     const theirsSw = sum(p.runqlat) / runsOf(p.runqlat, 'sched_switch');
     rows.push([
-      p.label, fmt(syscalls / p.windowS / 1000, 1), fmt(oursSys, 1), withSyscount ? fmt(theirsSys, 1) : '-', withSyscount ? fmt(oursSys / theirsSys, 2) : '-',
+      p.label, fmt(syscalls / p.windowS / 1000, 1), sys.length > 0 ? fmt(oursSys, 1) : '-', withSyscount ? fmt(theirsSys, 1) : '-', withSyscount && sys.length > 0 ? fmt(oursSys / theirsSys, 2) : '-',
       fmt(oursSw, 1), fmt(theirsSw, 1), fmt(oursSw / theirsSw, 3), fmt((sum(other) / 1e9 / p.windowS) * 100, 3),
     ]);
     return { label: p.label, oursSys, theirsSys, oursSw, theirsSw };
@@ -935,7 +940,7 @@ async function part3(): Promise<void> {
 
 // ---------------------------------------------------------------- main
 
-const budgetS = (PARTS.has('1') ? ROUNDS * 4 * (DURATION_S + 15) + 60 : 0) + (PARTS.has('2') ? 120 + TICKS / 5 : 0) + (PARTS.has('3') ? 2 * (DURATION_S + WARMUP_S + 40) + 180 : 0);
+const budgetS = (PARTS.has('1') ? ROUNDS * 7 * (DURATION_S + 15) + 240 : 0) + (PARTS.has('2') ? 120 + TICKS / 5 : 0) + (PARTS.has('3') ? 2 * (DURATION_S + WARMUP_S + 40) + 180 : 0);
 const watchdog = setTimeout(() => {
   process.stderr.write('kernel: watchdog expired, cleaning up\n');
   void cleanup().finally(() => process.exit(1));
