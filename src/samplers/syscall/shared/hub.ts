@@ -87,7 +87,7 @@ function publish(s: Shared): void {
   value.writeUInt32LE(bits, 0);
   value.writeUInt32LE(s.epoch, 4);
   s.bpf.object.update(s.bss, Buffer.alloc(4), value);
-  const name = (['syscall_counts', 'syscall_latency'] as const).filter((r) => s.roles.has(r)).join('+');
+  const name = ALL.filter((r) => s.roles.has(r)).join('+');
   if (s.registeredAs !== name) {
     if (s.registeredAs !== undefined) unregisterLoaded(s.registeredAs, s.bpf.object);
     if (name !== '') registerLoaded(name, s.bpf.object);
@@ -95,7 +95,7 @@ function publish(s: Shared): void {
   }
 }
 
-/** Programs this role needs that are not attached (sys_exit is attached only while latency is on). */
+/** Attaches the programs the object's roles need and detaches the others (sys_exit only while latency is on); returns what failed to attach. */
 function syncAttached(s: Shared): string[] {
   const degraded: string[] = [];
   const wanted = new Set([...s.roles].flatMap((r) => ROLES[r].programs));
@@ -116,9 +116,9 @@ function syncAttached(s: Shared): string[] {
 }
 
 /**
- * Loads the object when neither role holds it, turns `role` on and attaches
- * what it needs. Throws SamplerUnsupportedError when none of the role's
- * programs can run here.
+ * Turns `role` on in an object sized for it that does not have it yet,
+ * loading one when there is none, and attaches what the role needs. Throws
+ * SamplerUnsupportedError when none of the role's programs can run here.
  */
 export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): SyscallBpfHandle {
   const found = instances.find((i) => !i.roles.has(role) && i.sized.has(role));
