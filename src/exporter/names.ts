@@ -88,6 +88,11 @@ export function formatOf(unit: string): Format | undefined {
   return f;
 }
 
+/** Whether f writes values as they are (String(v)): a safe integer number is then its plain digits. */
+export function isPlainFormat(f: Format): boolean {
+  return f === formatPlain;
+}
+
 function formatPlain(v: number | bigint): string | undefined {
   if (typeof v === 'bigint') return v.toString();
   return Number.isFinite(v) ? String(v) : undefined;

@@ -1,0 +1,73 @@
+/**
+ * A growable byte buffer the renderer writes exposition lines into, so that a
+ * scrape builds no string per line and no rope: the text format's pieces
+ * (line prefixes, numbers) are copied byte by byte. Strings are written as
+ * UTF-8; the ASCII ones (nearly all) without a call into the runtime.
+ */
+
+export interface ByteOut {
+  buf: Buffer;
+  /** bytes written: buf[0, len) */
+  len: number;
+}
+
+export function byteOut(capacity = 256): ByteOut {
+  return { buf: Buffer.allocUnsafeSlow(Math.max(16, capacity)), len: 0 };
+}
+
+/** Makes room for n more bytes. */
+export function reserve(o: ByteOut, n: number): void {
+  const need = o.len + n;
+  if (need <= o.buf.length) return;
+  let size = o.buf.length * 2;
+  while (size < need) size *= 2;
+  const next = Buffer.allocUnsafeSlow(size);
+  o.buf.copy(next, 0, 0, o.len);
+  o.buf = next;
+}
+
+/** Appends s as UTF-8. */
+export function writeString(o: ByteOut, s: string): void {
+  const n = s.length;
+  reserve(o, n);
+  const buf = o.buf;
+  let at = o.len;
+  for (let k = 0; k < n; k++) {
+    const c = s.charCodeAt(k);
+    if (c >= 0x80) {
+      // not ASCII: let the runtime encode it (what was copied so far is overwritten)
+      const bytes = Buffer.byteLength(s, 'utf8');
+      reserve(o, bytes);
+      o.len += o.buf.write(s, o.len, bytes, 'utf8');
+      return;
+    }
+    buf[at++] = c;
+  }
+  o.len = at;
+}
+
+export function writeByte(o: ByteOut, c: number): void {
+  reserve(o, 1);
+  o.buf[o.len++] = c;
+}
+
+/** Appends a safe integer the way String(v) writes it (so -0 as `0`). */
+export function writeSafeInteger(o: ByteOut, v: number): void {
+  reserve(o, 17);
+  const buf = o.buf;
+  let at = o.len;
+  let n = v;
+  if (n < 0) {
+    buf[at++] = 45; // '-'
+    n = -n;
+  }
+  let digits = 1;
+  for (let p = 10; p <= n; p *= 10) digits++;
+  let end = at + digits;
+  o.len = end;
+  do {
+    const q = Math.floor(n / 10);
+    buf[--end] = 48 + (n - q * 10);
+    n = q;
+  } while (n > 0);
+}
