@@ -71,3 +71,12 @@ export function writeSafeInteger(o: ByteOut, v: number): void {
     n = q;
   } while (n > 0);
 }
+
+/** Appends src[from, to). */
+export function writeBytes(o: ByteOut, src: Uint8Array, from: number, to: number): void {
+  reserve(o, to - from);
+  const buf = o.buf;
+  let at = o.len;
+  for (let k = from; k < to; k++) buf[at++] = src[k] as number;
+  o.len = at;
+}

@@ -11,7 +11,7 @@
 import type { FrameValue } from '../frame/types.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtract } from '../metrics/histogram.js';
-import { byteOut, type ByteOut, writeByte, writeSafeInteger, writeString } from './bytes.js';
+import { byteOut, type ByteOut, writeByte, writeBytes, writeSafeInteger, writeString } from './bytes.js';
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
@@ -139,53 +139,79 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     series += f.lines;
   }
 
-  /** line prefixes written so far: family and labels */
+  /**
+   * Series keys (line prefix: family and labels, as the latin1 reading of its
+   * UTF-8 bytes) written so far. Keys are only remembered where a duplicate
+   * is possible: agent series of a host whose descriptors may repeat one,
+   * and the exporter's own series.
+   */
   const seen = new Set<string>();
   const scratch: number[] = [];
 
+  /** the last familyFor call and its answer: consecutive series mostly share a declaration, and the answer for one never changes */
+  let lastDecl: FamilyDecl | undefined;
+  let lastAgent = true;
+  let lastOut: FamilyOut | undefined;
   /** The family to write to, or undefined (counted) when `decl` conflicts with it. */
   const familyFor = (decl: FamilyDecl, agent: boolean): FamilyOut | undefined => {
-    const out = families.get(decl.name);
-    if (out === undefined) {
-      const created = familyOut(decl, agent, false);
-      families.set(decl.name, created);
-      return created;
+    if (decl === lastDecl && agent === lastAgent) {
+      if (lastOut === undefined) conflicts++;
+      return lastOut;
     }
-    const d = out.decl;
-    if (out.raw !== true && out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys))) return out;
-    conflicts++;
-    return undefined;
+    let out = families.get(decl.name);
+    if (out === undefined) {
+      out = familyOut(decl, agent, false);
+      families.set(decl.name, out);
+    } else {
+      const d = out.decl;
+      const fits = out.raw !== true && out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys));
+      if (!fits) {
+        conflicts++;
+        out = undefined;
+      }
+    }
+    lastDecl = decl;
+    lastAgent = agent;
+    lastOut = out;
+    return out;
   };
 
   /** Whether the current host's series must be checked for duplicates (see mayRepeat). */
   let dedupe = false;
-  /**
-   * The family for a new series identified by `key`, or undefined (counted)
-   * for a conflict or a duplicate. Keys are only remembered where a
-   * duplicate is possible: agent series of a host whose descriptors may
-   * repeat one, and the exporter's own series.
-   */
-  const claim = (decl: FamilyDecl, key: string, agent = true): FamilyOut | undefined => {
-    const out = familyFor(decl, agent);
-    if (out === undefined) return undefined;
-    if (dedupe || !agent) {
-      if (seen.has(key)) {
-        duplicates++;
-        return undefined;
-      }
-      seen.add(key);
+  /** Whether the series `key` was written already (counted as a duplicate); remembers it. */
+  const repeated = (key: string): boolean => {
+    if (seen.has(key)) {
+      duplicates++;
+      return true;
     }
+    seen.add(key);
+    return false;
+  };
+  /** The family for a new series `prefix[from, to)`, or undefined (counted) for a conflict or a duplicate. */
+  const claim = (decl: FamilyDecl, prefix: Buffer, from: number, to: number): FamilyOut | undefined => {
+    const out = familyFor(decl, true);
+    if (out === undefined || (dedupe && repeated(prefix.toString('latin1', from, to)))) return undefined;
     return out;
   };
 
   /** Percentile gauge lines `prefix,percentile="q"} v` for values in the raw unit. */
-  const writePercentiles = (out: FamilyOut, prefix: string, labels: PercentileLabels, values: readonly (number | bigint)[], sp: SeriesPlan, exact: boolean): void => {
+  const writePercentiles = (
+    out: FamilyOut,
+    prefix: Buffer,
+    from: number,
+    to: number,
+    labels: PercentileLabels,
+    values: readonly (number | bigint)[],
+    sp: SeriesPlan,
+    exact: boolean,
+  ): void => {
     for (let k = 0; k < values.length; k++) {
       const v = values[k] as number | bigint;
       const text = exact ? sp.format(v) : formatRate(v as number, sp.divisor);
       if (text === undefined) continue;
-      writeString(out, prefix);
-      writeString(out, labels.closed[k] as string);
+      const label = labels.closed[k] as Buffer;
+      writeBytes(out, prefix, from, to);
+      writeBytes(out, label, 0, label.length);
       writeString(out, text);
       writeByte(out, 10);
       series++;
@@ -208,6 +234,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     }
     const plan = hostPlans[hostPlans.length - (hostEnd - e)] as DescriptorPlan;
     const prefixes = prefixesOf(plan, latest.host);
+    const main = prefixes.main;
     const values = latest.values;
     const useBase = base !== undefined && base !== latest && base.instance === latest.instance ? base : undefined;
     for (let i = 0; i < plan.series.length; i++) {
@@ -217,7 +244,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         invalid++;
         continue;
       }
-      const prefix = prefixes.main[i] as string;
+      const from = prefixes.at[i] as number;
+      const to = prefixes.at[i + 1] as number;
       if (sp.kind !== 'histogram') {
         // a safe integer in a unit written as it is goes straight to digits, without a string
         const digits = sp.plain && typeof value === 'number' && Number.isSafeInteger(value);
@@ -226,9 +254,9 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
           invalid++;
           continue;
         }
-        const out = claim(sp.family, prefix);
+        const out = claim(sp.family, main, from, to);
         if (out === undefined) continue;
-        writeString(out, prefix);
+        writeBytes(out, main, from, to);
         if (digits) writeSafeInteger(out, value as number);
         else writeString(out, text as string);
         writeByte(out, 10);
@@ -241,8 +269,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       }
       if (histograms && sp.distribution !== undefined) {
         const labels = distributionPrefix(prefixes, sp, i);
-        const out = claim(sp.distribution, `${sp.distribution.name}${labels}`);
-        if (out !== undefined) {
+        const out = familyFor(sp.distribution, true);
+        if (out !== undefined && !(dedupe && repeated(latin1Key(`${sp.distribution.name}${labels}`)))) {
           const g = Math.min(groupingPower, value.groupingPower);
           const d = distributionLines(sp.distribution.name, labels, value, sp.unit, sp.format, g);
           writeString(out, d.text);
@@ -262,8 +290,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         continue;
       }
       if (bounds === undefined) continue;
-      const out = claim(sp.family, prefix);
-      if (out !== undefined) writePercentiles(out, prefix, qs, bounds, sp, true);
+      const out = claim(sp.family, main, from, to);
+      if (out !== undefined) writePercentiles(out, main, from, to, qs, bounds, sp, true);
     }
 
     // The oversampling view: percentiles of the per-sample rates within the window.
@@ -274,9 +302,10 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       if (sp?.rate === undefined) continue;
       const found = nearestRank(rates.samples(k, sinceNs, scratch), rqs.values);
       if (found === undefined) continue;
-      const prefix = ratePrefix(prefixes, sp, i);
-      const out = claim(sp.rate, prefix);
-      if (out !== undefined) writePercentiles(out, prefix, rqs, found, sp, false);
+      const from = ratePrefix(prefixes, sp, i);
+      const to = prefixes.rateAt[2 * i + 1] as number;
+      const out = claim(sp.rate, prefixes.rates.buf, from, to);
+      if (out !== undefined) writePercentiles(out, prefixes.rates.buf, from, to, rqs, found, sp, false);
     }
   }
 
@@ -286,8 +315,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       invalid++;
       continue;
     }
-    const out = claim(r.decl, r.prefix, false);
-    if (out === undefined) continue;
+    const out = familyFor(r.decl, false);
+    if (out === undefined || repeated(latin1Key(r.prefix))) continue;
     writeString(out, r.prefix);
     writeString(out, r.value);
     writeByte(out, 10);
@@ -329,6 +358,11 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   };
 }
 
+/** A series key from a string: the latin1 reading of its UTF-8 bytes, like the keys of line prefixes. */
+function latin1Key(s: string): string {
+  return Buffer.from(s, 'utf8').toString('latin1');
+}
+
 /** A rate in the raw unit per second, in the base unit per second. */
 function formatRate(v: number, divisor: number): string | undefined {
   const x = divisor === 1 ? v : v / divisor;
@@ -355,17 +389,17 @@ function compareEntries(a: ViewEntry, b: ViewEntry): number {
 interface PercentileLabels {
   readonly values: number[];
   /** `,percentile="0.5"} ` per value */
-  readonly closed: string[];
+  readonly closed: Buffer[];
 }
 
 function percentileLabels(qs: readonly number[]): PercentileLabels {
   const values: number[] = [];
-  const closed: string[] = [];
+  const closed: Buffer[] = [];
   for (const q of qs) {
     if (typeof q !== 'number' || !(q >= 0 && q <= 1)) throw new RangeError(`percentile must be in [0, 1], got ${String(q)}`);
     if (values.includes(q)) continue;
     values.push(q);
-    closed.push(`,percentile="${String(q)}"} `);
+    closed.push(Buffer.from(`,percentile="${String(q)}"} `, 'latin1'));
   }
   return { values, closed };
 }

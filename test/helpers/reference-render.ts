@@ -10,9 +10,57 @@ import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtrac
 import { distributionLines } from '../../src/exporter/distribution.js';
 import { escapeLabelValue, familyName, formatOf } from '../../src/exporter/names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from '../../src/exporter/plan.js';
-import { baseValue, distributionPrefix, familyDecl, mayRepeat, planOf, prefixesOf, ratePrefix } from '../../src/exporter/plan.js';
+import { baseValue, familyDecl, mayRepeat, planOf } from '../../src/exporter/plan.js';
 import { nearestRank } from '../../src/exporter/rates.js';
 import type { ViewEntry } from '../../src/exporter/state.js';
+
+/** The line prefixes of one host as strings, as plan.ts kept them before issue 19. */
+interface HostPrefixes {
+  readonly main: readonly string[];
+  readonly rate: (string | undefined)[];
+  readonly distribution: (string | undefined)[];
+  readonly hostLabel: string;
+}
+
+const prefixCache = new WeakMap<DescriptorPlan, Map<string, HostPrefixes>>();
+
+function prefixesOf(plan: DescriptorPlan, host: string): HostPrefixes {
+  let hosts = prefixCache.get(plan);
+  if (hosts === undefined) {
+    hosts = new Map();
+    prefixCache.set(plan, hosts);
+  }
+  let p = hosts.get(host);
+  if (p === undefined) {
+    const hostLabel = `host="${escapeLabelValue(String(host))}"`;
+    const main = plan.series.map((sp) => {
+      if (sp === undefined) return '';
+      const head = `${sp.family.name}{${hostLabel}${sp.labels}`;
+      return sp.kind === 'histogram' ? head : `${head}} `;
+    });
+    p = { main, rate: [], distribution: [], hostLabel };
+    hosts.set(host, p);
+  }
+  return p;
+}
+
+function ratePrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
+  let s = p.rate[i];
+  if (s === undefined) {
+    s = `${(sp.rate as FamilyDecl).name}{${p.hostLabel}${sp.labels}`;
+    p.rate[i] = s;
+  }
+  return s;
+}
+
+function distributionPrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
+  let s = p.distribution[i];
+  if (s === undefined) {
+    s = `{${p.hostLabel}${sp.labels}`;
+    p.distribution[i] = s;
+  }
+  return s;
+}
 
 /** One of the exporter's own series, rendered like the agents' ones (no host label unless given). */
 interface ExtraSeries {
