@@ -80,3 +80,33 @@ export function writeBytes(o: ByteOut, src: Uint8Array, from: number, to: number
   for (let k = from; k < to; k++) buf[at++] = src[k] as number;
   o.len = at;
 }
+
+/**
+ * Appends v / divisor for a safe integer v and divisor = 10^digits, written
+ * as formatSafeScaled in names.ts writes it: an exact decimal without
+ * trailing zeros (`-1.5`, `0.000001`, `12`).
+ */
+export function writeSafeScaled(o: ByteOut, v: number, divisor: number, digits: number): void {
+  const neg = v < 0;
+  const a = neg ? -v : v;
+  let q = Math.floor(a / divisor);
+  let r = a - q * divisor;
+  if (r < 0) {
+    q--;
+    r += divisor;
+  }
+  if (neg && a !== 0) writeByte(o, 45); // '-'
+  writeSafeInteger(o, q);
+  if (r === 0) return;
+  let width = digits;
+  while (r % 10 === 0) {
+    r /= 10;
+    width--;
+  }
+  let rDigits = 1;
+  for (let p = 10; p <= r; p *= 10) rDigits++;
+  reserve(o, 1 + width - rDigits);
+  o.buf[o.len++] = 46; // '.'
+  for (let k = rDigits; k < width; k++) o.buf[o.len++] = 48;
+  writeSafeInteger(o, r);
+}

@@ -8,7 +8,7 @@ import type { Descriptor, Frame, FrameValue } from '../frame/types.js';
 import type { MetricKind } from '../metrics/metric.js';
 import { byteOut, type ByteOut, writeByte, writeString } from './bytes.js';
 import type { Format } from './names.js';
-import { escapeHelp, escapeLabelValue, familyName, formatOf, isPlainFormat, isValidLabelName, prometheusUnit } from './names.js';
+import { decimalDigitsOf, escapeHelp, escapeLabelValue, familyName, formatOf, isPlainFormat, isValidLabelName, prometheusUnit } from './names.js';
 
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
@@ -36,6 +36,8 @@ export interface SeriesPlan {
   readonly format: Format;
   /** format is String(v): a safe integer value can be written as its digits */
   readonly plain: boolean;
+  /** format writes v / 10^decimal exactly (divisor is 10^decimal); -1 for other formats */
+  readonly decimal: number;
   /** raw unit → base unit: divide by this (1 when the unit is the base unit) */
   readonly divisor: number;
 }
@@ -251,7 +253,7 @@ function buildPlan(d: Descriptor): DescriptorPlan {
       labels += `,${decl.keys[k] as string}="${escapeLabelValue(String(values[k]))}"`;
     }
     const { kind, family, rate, distribution, unit, format, divisor } = decl;
-    series.push({ kind, family, rate, distribution, labels, unit, format, plain: isPlainFormat(format), divisor });
+    series.push({ kind, family, rate, distribution, labels, unit, format, plain: isPlainFormat(format), decimal: decimalDigitsOf(format) ?? -1, divisor });
     for (const f of [family, rate, distribution]) if (f !== undefined) families.add(f.name);
     const identity = `${family.name}{${labels}`;
     if (identities.has(identity)) repeated = true;

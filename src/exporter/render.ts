@@ -11,7 +11,7 @@
 import type { FrameValue } from '../frame/types.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtract } from '../metrics/histogram.js';
-import { byteOut, type ByteOut, writeByte, writeBytes, writeSafeInteger, writeString } from './bytes.js';
+import { byteOut, type ByteOut, writeByte, writeBytes, writeSafeInteger, writeSafeScaled, writeString } from './bytes.js';
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
@@ -247,8 +247,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       const from = prefixes.at[i] as number;
       const to = prefixes.at[i + 1] as number;
       if (sp.kind !== 'histogram') {
-        // a safe integer in a unit written as it is goes straight to digits, without a string
-        const digits = sp.plain && typeof value === 'number' && Number.isSafeInteger(value);
+        // a safe integer in a unit written as it is, or scaled by 10^-k, goes straight to digits, without a string
+        const digits = (sp.plain || sp.decimal >= 0) && typeof value === 'number' && Number.isSafeInteger(value);
         const text = digits || typeof value === 'object' ? undefined : sp.format(value);
         if (!digits && text === undefined) {
           invalid++;
@@ -257,7 +257,10 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         const out = claim(sp.family, main, from, to);
         if (out === undefined) continue;
         writeBytes(out, main, from, to);
-        if (digits) writeSafeInteger(out, value as number);
+        if (digits) {
+          if (sp.plain) writeSafeInteger(out, value as number);
+          else writeSafeScaled(out, value as number, sp.divisor, sp.decimal);
+        }
         else writeString(out, text as string);
         writeByte(out, 10);
         series++;
