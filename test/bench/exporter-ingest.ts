@@ -51,7 +51,8 @@ import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
 import { renderExposition, type ExtraSeries, type RenderOptions, type RenderResult } from '../../src/exporter/render.js';
 import { ownSeries } from '../../src/exporter/self-metrics.js';
-import { ExporterState } from '../../src/exporter/state.js';
+import { ExporterState, type ViewEntry } from '../../src/exporter/state.js';
+import { renderExpositionReference } from '../helpers/reference-render.js';
 import { decodeFrame, encodeFrame, resolveFrame } from '../../src/frame/codec.js';
 import { describe, hashDescriptorJson, parseDescriptor, type EncodedDescriptor } from '../../src/frame/descriptor.js';
 import type { Descriptor, Frame } from '../../src/frame/types.js';
@@ -72,6 +73,8 @@ const { values: flags } = parseArgs({
     'memory-seconds': { type: 'string', default: '70' },
     'series-target': { type: 'string', default: '100000' },
     profile: { type: 'boolean', default: false },
+    /** leave out the renderer before issue 19 (timed beside this tree's by default) */
+    'skip-old': { type: 'boolean', default: false },
     /** internal: the memory phase's child process replays this file */
     replay: { type: 'string' },
     /** internal: whether the replaying child renders after each second */
@@ -528,37 +531,57 @@ interface RenderRun {
   readonly renderMs: readonly number[];
 }
 
-function renderRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number): RenderRun {
+/** A renderer under test: this tree's renderExposition, or the one before issue 19 (test/helpers/reference-render.ts). */
+type Renderer = (entries: ViewEntry[], options: RenderOptions) => RenderResult;
+
+const RENDERERS: readonly { readonly name: string; readonly render: Renderer }[] = [
+  { name: 'this tree', render: renderExposition },
+  ...(flags['skip-old'] ? [] : [{ name: "before issue 19 (main's cb7fd86, test/helpers/reference-render.ts)", render: renderExpositionReference as unknown as Renderer }]),
+];
+
+/**
+ * Times view + render of `state` with each renderer, `runs` rounds after
+ * RENDER_WARMUP, the renderers taking turns (which goes first alternates),
+ * so that both see the same machine load.
+ */
+function renderRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number, renderers: typeof RENDERERS = RENDERERS.slice(0, 1)): RenderRun[] {
   const options = renderOptionsOf(config);
   const intervalNs = BigInt(config.intervalMs) * 1_000_000n;
-  const totalMs: number[] = [];
-  const cpuMs: number[] = [];
-  const viewMs: number[] = [];
-  const renderMs: number[] = [];
-  let result: RenderResult | undefined;
-  let body: Buffer | undefined;
+  const acc = renderers.map(() => ({ totalMs: [] as number[], cpuMs: [] as number[], viewMs: [] as number[], renderMs: [] as number[], result: undefined as RenderResult | undefined, body: undefined as Buffer | undefined }));
   let dropped = 0;
   for (let k = 0; k < RENDER_WARMUP + runs; k++) {
-    const c0 = process.cpuUsage();
-    const t0 = nowNs();
-    const view = state.view(intervalNs);
-    const t1 = nowNs();
-    result = renderExposition(view, { ...options, extra: selfSeries(state, skipped, dropped, Date.now()) });
-    // what /metrics sends: the body (issue 19 on), else the text encoded, as fastify does with a string
-    body = bodyOf(result);
-    const t2 = nowNs();
-    const c = process.cpuUsage(c0);
-    dropped = result.duplicates + result.conflicts + result.invalid;
-    if (k < RENDER_WARMUP) continue;
-    viewMs.push(Number(t1 - t0) / 1e6);
-    renderMs.push(Number(t2 - t1) / 1e6);
-    totalMs.push(Number(t2 - t0) / 1e6);
-    cpuMs.push((c.user + c.system) / 1000);
+    for (let j = 0; j < renderers.length; j++) {
+      const which = (j + k) % renderers.length;
+      const a = acc[which] as (typeof acc)[number];
+      const render = (renderers[which] as (typeof renderers)[number]).render;
+      const c0 = process.cpuUsage();
+      const t0 = nowNs();
+      const view = state.view(intervalNs);
+      const t1 = nowNs();
+      const result = render(view, { ...options, extra: selfSeries(state, skipped, dropped, Date.now()) });
+      // what /metrics sends: the body (issue 19 on), else the text encoded, as fastify does with a string
+      a.body = bodyOf(result);
+      const t2 = nowNs();
+      const c = process.cpuUsage(c0);
+      a.result = result;
+      dropped = result.duplicates + result.conflicts + result.invalid;
+      if (k < RENDER_WARMUP) continue;
+      a.viewMs.push(Number(t1 - t0) / 1e6);
+      a.renderMs.push(Number(t2 - t1) / 1e6);
+      a.totalMs.push(Number(t2 - t0) / 1e6);
+      a.cpuMs.push((c.user + c.system) / 1000);
+    }
   }
-  const r = result as RenderResult;
-  const by = (a: number, b: number): number => a - b;
-  const b = body as Buffer;
-  return { result: r, body: b, textBytes: b.length, totalMs: totalMs.sort(by), cpuMs: cpuMs.sort(by), viewMs: viewMs.sort(by), renderMs: renderMs.sort(by) };
+  const by = (x: number, y: number): number => x - y;
+  return acc.map((a) => ({
+    result: a.result as RenderResult,
+    body: a.body as Buffer,
+    textBytes: (a.body as Buffer).length,
+    totalMs: a.totalMs.sort(by),
+    cpuMs: a.cpuMs.sort(by),
+    viewMs: a.viewMs.sort(by),
+    renderMs: a.renderMs.sort(by),
+  }));
 }
 
 /** The bytes a render sends: its body, or (the renderer before issue 19) its text as UTF-8. */
@@ -925,7 +948,7 @@ async function main(): Promise<void> {
 
   // ---- render timing: the whole fleet, then a fleet scaled to about SERIES_TARGET series
   await profileStart();
-  const full = renderRuns(state, skipped, config, RENDERS);
+  const [full] = renderRuns(state, skipped, config, RENDERS) as [RenderRun];
   await profileStop('render');
   const scaledHosts = Math.max(1, Math.round(SERIES_TARGET / (full.result.series / HOSTS)));
   const scaledState = newState(config);
@@ -935,7 +958,7 @@ async function main(): Promise<void> {
     for (const s of encodeSeconds(slots, scaledHosts, 0, 3, BigInt(Date.now() + (AHEAD_S - 3) * 1000) * 1_000_000n)) await scaledConsumer(s);
   }
   gc();
-  const scaled = renderRuns(scaledState, scaledSkipped, config, RENDERS);
+  const [scaled] = renderRuns(scaledState, scaledSkipped, config, RENDERS) as [RenderRun];
   // the peer in the same process: prom-client holding the same series (parsed back from the scaled render)
   let peer: { totalMs: number[]; cpuMs: number[]; bytes: number; series: number };
   {
@@ -954,8 +977,11 @@ async function main(): Promise<void> {
     const plainConsumer = asyncConsumer(plainState, cache, plainSkipped);
     for (const s of encodeSeconds(slots, plainHosts, 0, 3, BigInt(Date.now() + (AHEAD_S - 3) * 1000) * 1_000_000n)) await plainConsumer(s);
     gc();
-    plain = renderRuns(plainState, plainSkipped, plainConfig, RENDERS);
+    [plain] = renderRuns(plainState, plainSkipped, plainConfig, RENDERS) as [RenderRun];
   }
+
+  // ---- this tree's renderer and the one before issue 19, taking turns on the same states
+  const paired = RENDERERS.length < 2 ? undefined : { scaled: renderRuns(scaledState, scaledSkipped, config, RENDERS, RENDERERS), full: renderRuns(state, skipped, config, RENDERS, RENDERERS) };
 
   // ---- GET /metrics over loopback
   gc();
@@ -1007,6 +1033,15 @@ async function main(): Promise<void> {
       `ratio of the exporter's ${scaledHosts}-host render to it: median ${fmt(quantile(scaled.totalMs, 0.5) / quantile(peer.totalMs, 0.5), 2)}, ` +
       `p90 ${fmt(quantile(scaled.totalMs, 0.9) / quantile(peer.totalMs, 0.9), 2)}, CPU ${fmt(quantile(scaled.cpuMs, 0.5) / quantile(peer.cpuMs, 0.5), 2)}`,
   );
+  if (paired !== undefined) {
+    say(`\nthis tree's renderer and the one before issue 19, taking turns (${RENDERS} rounds each, the same state, view + render until the body is bytes):`);
+    for (const [label, [a, b]] of [[`${scaledHosts} hosts`, paired.scaled], [`${HOSTS} hosts`, paired.full]] as [string, [RenderRun, RenderRun]][]) {
+      renderLine(`${label}, this tree`, a);
+      renderLine(`${label}, before issue 19`, b);
+      const r = (x: readonly number[], y: readonly number[], p: number): string => fmt(quantile(x, p) / quantile(y, p), 2);
+      say(`  ${label}: new/old wall median ${r(a.totalMs, b.totalMs, 0.5)}, p90 ${r(a.totalMs, b.totalMs, 0.9)}, CPU median ${r(a.cpuMs, b.cpuMs, 0.5)}`);
+    }
+  }
   const httpLine = (label: string, r: HttpRun): void =>
     say(`  GET /metrics over loopback (curl), ${label}: median ${fmt(quantile(r.ms, 0.5), 1)} ms, p90 ${fmt(quantile(r.ms, 0.9), 1)} ms, ${r.ms.length} runs, ${fmt(r.bytes / MiB, 2)} MiB body`);
   httpLine(`${scaledHosts} hosts`, httpScaled);
