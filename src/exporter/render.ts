@@ -114,6 +114,9 @@ function familyOut(decl: FamilyDecl, agent: boolean, raw: boolean): FamilyOut {
   return raw ? { decl, buf, len: 0, agent, raw: true } : { decl, buf, len: 0, agent };
 }
 
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
+
 const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
 
 export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOptions = {}): RenderResult {
@@ -247,8 +250,10 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       const from = prefixes.at[i] as number;
       const to = prefixes.at[i + 1] as number;
       if (sp.kind !== 'histogram') {
-        // a safe integer in a unit written as it is, or scaled by 10^-k, goes straight to digits, without a string
-        const digits = (sp.plain || sp.decimal >= 0) && typeof value === 'number' && Number.isSafeInteger(value);
+        // A safe integer (a bigint within ±(2^53 − 1) too) in a unit written as it is, or scaled
+        // by 10^-k, goes straight to digits, without a string: both are written exactly.
+        const int = typeof value === 'bigint' && value <= MAX_SAFE && value >= MIN_SAFE ? Number(value) : value;
+        const digits = (sp.plain || sp.decimal >= 0) && typeof int === 'number' && Number.isSafeInteger(int);
         const text = digits || typeof value === 'object' ? undefined : sp.format(value);
         if (!digits && text === undefined) {
           invalid++;
@@ -258,8 +263,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         if (out === undefined) continue;
         writeBytes(out, main, from, to);
         if (digits) {
-          if (sp.plain) writeSafeInteger(out, value as number);
-          else writeSafeScaled(out, value as number, sp.divisor, sp.decimal);
+          if (sp.plain) writeSafeInteger(out, int as number);
+          else writeSafeScaled(out, int as number, sp.divisor, sp.decimal);
         }
         else writeString(out, text as string);
         writeByte(out, 10);

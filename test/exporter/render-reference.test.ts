@@ -47,7 +47,7 @@ const mem = makeDescriptor(
     ...Array.from({ length: 13 }, (_, k) => ['memory_odd_scaled', [String(k)]] as const),
   ],
 );
-const ODD: readonly FrameValue[] = [0, -0, -12, 1.5, 1e21, 2 ** 53, 2 ** 53 - 1, -(2 ** 53 - 1), 1e-7, Number.NaN, Number.POSITIVE_INFINITY, 18_446_744_073_709_551_615n, -5n];
+const ODD: readonly FrameValue[] = [0, -0, -12, 1.5, 1e21, 2 ** 53, 2 ** 53 - 1, -(2 ** 53 - 1), 1e-7, Number.NaN, Number.POSITIVE_INFINITY, 18_446_744_073_709_551_615n, -5n, 0n, 9_007_199_254_740_991n, 9_007_199_254_740_992n, -9_007_199_254_740_991n, 123_456_789_012n];
 const lat = makeDescriptor(
   'latency',
   {
