@@ -41,6 +41,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import v8 from 'node:v8';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { runInNewContext } from 'node:vm';
 import type { KV } from '@nats-io/kv';
 import { Counter, Gauge, Registry } from 'prom-client';
@@ -984,6 +985,19 @@ async function main(): Promise<void> {
   // ---- this tree's renderer and the one before issue 19, taking turns on the same states
   const paired = RENDERERS.length < 2 ? undefined : { scaled: renderRuns(scaledState, scaledSkipped, config, RENDERS, RENDERERS), full: renderRuns(state, skipped, config, RENDERS, RENDERERS) };
 
+  // ---- gzip of the fleet's body (what Accept-Encoding: gzip would cost the exporter)
+  const gzipRuns = [1, 6].map((level) => {
+    const cpu: number[] = [];
+    let size = 0;
+    for (let k = 0; k < 3; k++) {
+      const c0 = process.cpuUsage();
+      size = gzipSync(full.body, { level, strategy: zlibConstants.Z_DEFAULT_STRATEGY }).length;
+      const c = process.cpuUsage(c0);
+      cpu.push((c.user + c.system) / 1000);
+    }
+    return { level, cpuMs: cpu.sort((a, b) => a - b)[1] as number, size };
+  });
+
   // ---- GET /metrics over loopback
   gc();
   const httpScaled = await httpRuns(scaledState, scaledSkipped, config, RENDERS);
@@ -1055,6 +1069,12 @@ async function main(): Promise<void> {
       const r = (x: readonly number[], y: readonly number[], p: number): string => fmt(quantile(x, p) / quantile(y, p), 2);
       say(`  ${label}: new/old wall median ${r(a.totalMs, b.totalMs, 0.5)}, p90 ${r(a.totalMs, b.totalMs, 0.9)}, CPU median ${r(a.cpuMs, b.cpuMs, 0.5)}`);
     }
+  }
+  for (const g of gzipRuns) {
+    say(
+      `  gzip level ${g.level} of the ${HOSTS}-host body (${fmt(full.body.length / MiB, 2)} MiB): ${fmt(g.cpuMs, 0)} ms CPU (median of 3), ` +
+        `${fmt(g.size / MiB, 2)} MiB (${fmt(full.body.length / g.size, 1)}×)`,
+    );
   }
   const httpLine = (label: string, r: HttpRun): void =>
     say(`  GET /metrics over loopback (curl), ${label}: median ${fmt(quantile(r.ms, 0.5), 1)} ms, p90 ${fmt(quantile(r.ms, 0.9), 1)} ms, ${r.ms.length} runs, ${fmt(r.bytes / MiB, 2)} MiB body`);
