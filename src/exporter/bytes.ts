@@ -11,8 +11,9 @@ export interface ByteOut {
   len: number;
 }
 
-export function byteOut(capacity = 256): ByteOut {
-  return { buf: Buffer.allocUnsafeSlow(Math.max(16, capacity)), len: 0 };
+/** A new, empty ByteOut, writing into `reuse` if given (made only here, so that every one has the same object shape). */
+export function byteOut(capacity = 256, reuse?: Buffer): ByteOut {
+  return { buf: reuse !== undefined && reuse.length > 0 ? reuse : Buffer.allocUnsafeSlow(Math.max(16, capacity)), len: 0 };
 }
 
 /** Makes room for n more bytes. */

@@ -11,7 +11,7 @@
 import type { FrameValue } from '../frame/types.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtract } from '../metrics/histogram.js';
-import { byteOut, type ByteOut, writeByte, writeBytes, writeSafeInteger, writeSafeScaled, writeString } from './bytes.js';
+import { type ByteOut, byteOut, writeByte, writeBytes, writeSafeInteger, writeSafeScaled, writeString } from './bytes.js';
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
@@ -80,13 +80,15 @@ export interface RenderResult {
   readonly invalid: number;
 }
 
-/** A family of the render being built; its sample lines so far are buf[0, len). */
-interface FamilyOut extends ByteOut {
+/** A family of the render being built. */
+interface FamilyOut {
   readonly decl: FamilyDecl;
   /** written by agents' series (false: the exporter's own); the two never share a family */
   readonly agent: boolean;
   /** a RawFamily: no other series joins it */
-  readonly raw?: true;
+  readonly raw: boolean;
+  /** its sample lines so far (every ByteOut comes from byteOut(), so the writers see one object shape) */
+  readonly lines: ByteOut;
 }
 
 /**
@@ -110,8 +112,7 @@ function headerOf(decl: FamilyDecl): Buffer {
 }
 
 function familyOut(decl: FamilyDecl, agent: boolean, raw: boolean): FamilyOut {
-  const buf = spare.get(decl.name) ?? byteOut().buf;
-  return raw ? { decl, buf, len: 0, agent, raw: true } : { decl, buf, len: 0, agent };
+  return { decl, agent, raw, lines: byteOut(256, spare.get(decl.name)) };
 }
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -137,7 +138,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       continue;
     }
     const out = familyOut(f.decl, false, true);
-    writeString(out, f.text);
+    writeString(out.lines, f.text);
     families.set(f.decl.name, out);
     series += f.lines;
   }
@@ -213,10 +214,10 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       const text = exact ? sp.format(v) : formatRate(v as number, sp.divisor);
       if (text === undefined) continue;
       const label = labels.closed[k] as Buffer;
-      writeBytes(out, prefix, from, to);
-      writeBytes(out, label, 0, label.length);
-      writeString(out, text);
-      writeByte(out, 10);
+      writeBytes(out.lines, prefix, from, to);
+      writeBytes(out.lines, label, 0, label.length);
+      writeString(out.lines, text);
+      writeByte(out.lines, 10);
       series++;
     }
   };
@@ -261,13 +262,13 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         }
         const out = claim(sp.family, main, from, to);
         if (out === undefined) continue;
-        writeBytes(out, main, from, to);
+        writeBytes(out.lines, main, from, to);
         if (digits) {
-          if (sp.plain) writeSafeInteger(out, int as number);
-          else writeSafeScaled(out, int as number, sp.divisor, sp.decimal);
+          if (sp.plain) writeSafeInteger(out.lines, int as number);
+          else writeSafeScaled(out.lines, int as number, sp.divisor, sp.decimal);
         }
-        else writeString(out, text as string);
-        writeByte(out, 10);
+        else writeString(out.lines, text as string);
+        writeByte(out.lines, 10);
         series++;
         continue;
       }
@@ -281,7 +282,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         if (out !== undefined && !(dedupe && repeated(latin1Key(`${sp.distribution.name}${labels}`)))) {
           const g = Math.min(groupingPower, value.groupingPower);
           const d = distributionLines(sp.distribution.name, labels, value, sp.unit, sp.format, g);
-          writeString(out, d.text);
+          writeString(out.lines, d.text);
           series += d.lines;
         }
       }
@@ -325,9 +326,9 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     }
     const out = familyFor(r.decl, false);
     if (out === undefined || repeated(latin1Key(r.prefix))) continue;
-    writeString(out, r.prefix);
-    writeString(out, r.value);
-    writeByte(out, 10);
+    writeString(out.lines, r.prefix);
+    writeString(out.lines, r.value);
+    writeByte(out.lines, 10);
     series++;
   }
 
@@ -337,17 +338,17 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   let size = trailer?.length ?? 0;
   for (const name of names) {
     const out = families.get(name) as FamilyOut;
-    if (out.len > 0) size += headerOf(out.decl).length + out.len;
+    if (out.lines.len > 0) size += headerOf(out.decl).length + out.lines.len;
   }
   const body = Buffer.allocUnsafeSlow(size);
   let at = 0;
   const kept = new Map<string, Buffer>();
   for (const name of names) {
     const out = families.get(name) as FamilyOut;
-    kept.set(name, out.buf);
-    if (out.len === 0) continue;
+    kept.set(name, out.lines.buf);
+    if (out.lines.len === 0) continue;
     at += headerOf(out.decl).copy(body, at);
-    at += out.buf.copy(body, at, 0, out.len);
+    at += out.lines.buf.copy(body, at, 0, out.lines.len);
   }
   if (trailer !== undefined) at += trailer.copy(body, at);
   if (at !== size) throw new Error(`exposition: wrote ${at} of ${size} bytes`);
