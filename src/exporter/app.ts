@@ -35,13 +35,14 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
     reply.type('text/plain; charset=utf-8').send(`rezolus-nats ${VERSION} exporter\nmetrics: /metrics\n`),
   );
   app.get('/metrics', { logLevel: 'warn' }, async (_req, reply) => {
+    // the process metrics first (prom-client is async), then the state's figures and the render, sent as one buffer
+    const trailer = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
     const nowMs = Date.now();
     o.state.forget(BigInt(nowMs - o.forgetAfterMs) * 1_000_000n);
     const extra = ownSeries({ state: o.state, skipped: o.skipped, dropped: lastDropped, nowMs, natsConnected: o.natsConnected?.() });
-    const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra, families: o.families?.() ?? [] });
+    const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra, families: o.families?.() ?? [], trailer });
     lastDropped = r.duplicates + r.conflicts + r.invalid;
-    const tail = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
-    return reply.type(CONTENT_TYPE).send(r.text + tail);
+    return reply.type(CONTENT_TYPE).send(r.body);
   });
   return app;
 }

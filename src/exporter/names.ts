@@ -83,9 +83,26 @@ export function formatOf(unit: string): Format | undefined {
   if (scale === 1) f = formatPlain;
   else if (scale < 1 && String(inverse) === `1${'0'.repeat(digits)}` && Math.abs(1 / inverse - scale) < scale * 1e-12) {
     f = (v) => formatDecimalScaled(v, inverse, digits);
+    decimalFormats.set(f, digits);
   } else f = (v) => formatFloat(Number(v) * scale);
   formats.set(unit, f);
   return f;
+}
+
+/** The formats that write v / 10^digits as an exact decimal, and their digits. */
+const decimalFormats = new WeakMap<Format, number>();
+
+/**
+ * The number of decimal digits a format shifts a raw value by (it writes
+ * v / 10^digits exactly, see formatSafeScaled); undefined for other formats.
+ */
+export function decimalDigitsOf(f: Format): number | undefined {
+  return decimalFormats.get(f);
+}
+
+/** Whether f writes values as they are (String(v)): a safe integer number is then its plain digits. */
+export function isPlainFormat(f: Format): boolean {
+  return f === formatPlain;
 }
 
 function formatPlain(v: number | bigint): string | undefined {

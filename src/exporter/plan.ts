@@ -6,8 +6,9 @@
  */
 import type { Descriptor, Frame, FrameValue } from '../frame/types.js';
 import type { MetricKind } from '../metrics/metric.js';
+import { byteOut, type ByteOut, writeByte, writeString } from './bytes.js';
 import type { Format } from './names.js';
-import { escapeHelp, escapeLabelValue, familyName, formatOf, isValidLabelName, prometheusUnit } from './names.js';
+import { decimalDigitsOf, escapeHelp, escapeLabelValue, familyName, formatOf, isPlainFormat, isValidLabelName, prometheusUnit } from './names.js';
 
 export type FamilyType = 'counter' | 'gauge' | 'histogram';
 
@@ -33,21 +34,30 @@ export interface SeriesPlan {
   readonly labels: string;
   readonly unit: string;
   readonly format: Format;
+  /** format is String(v): a safe integer value can be written as its digits */
+  readonly plain: boolean;
+  /** format writes v / 10^decimal exactly (divisor is 10^decimal); -1 for other formats */
+  readonly decimal: number;
   /** raw unit → base unit: divide by this (1 when the unit is the base unit) */
   readonly divisor: number;
 }
 
-/** Sample line prefixes of one host, per series index, filled as needed. */
+/**
+ * Sample line prefixes of one host, per series index, as UTF-8 bytes the
+ * renderer copies into its output.
+ */
 export interface HostPrefixes {
   /**
+   * Series i's prefix is main[at[i], at[i + 1]) (empty when it has no plan):
    * `family{host="h",k="v"} ` for counters and gauges, `family{host="h",k="v"`
-   * for histograms (the percentile label follows). The same string objects
-   * every render, so they also serve as cheap de-duplication keys.
+   * for histograms (the percentile label follows).
    */
-  readonly main: readonly string[];
-  /** `rate_family{host="h",k="v"` */
-  readonly rate: (string | undefined)[];
-  /** `distribution{host="h",k="v"` (the sample name suffix is added by the writer) */
+  readonly main: Buffer;
+  readonly at: Int32Array;
+  /** `rate_family{host="h",k="v"` of series i at rates.buf[rateAt[2i], rateAt[2i + 1]), written when first needed (-1: not yet) */
+  readonly rates: ByteOut;
+  readonly rateAt: Int32Array;
+  /** `{host="h",k="v"` (the family name and sample name suffix are added by the writer) */
   readonly distribution: (string | undefined)[];
   readonly hostLabel: string;
 }
@@ -92,25 +102,42 @@ export function prefixesOf(plan: DescriptorPlan, host: string): HostPrefixes {
   let p = plan.prefixes.get(host);
   if (p === undefined) {
     const hostLabel = hostLabelOf(host);
-    const main = plan.series.map((sp) => {
-      if (sp === undefined) return '';
-      const head = `${sp.family.name}{${hostLabel}${sp.labels}`;
-      return sp.kind === 'histogram' ? head : `${head}} `;
-    });
-    p = { main, rate: [], distribution: [], hostLabel };
+    const n = plan.series.length;
+    const out = byteOut(n * 64);
+    const at = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      const sp = plan.series[i];
+      at[i] = out.len;
+      if (sp === undefined) continue;
+      writeString(out, sp.family.name);
+      writeByte(out, 123); // {
+      writeString(out, hostLabel);
+      writeString(out, sp.labels);
+      if (sp.kind !== 'histogram') writeString(out, '} ');
+    }
+    at[n] = out.len;
+    const main = Buffer.allocUnsafeSlow(out.len);
+    out.buf.copy(main, 0, 0, out.len);
+    p = { main, at, rates: byteOut(), rateAt: new Int32Array(2 * n).fill(-1), distribution: [], hostLabel };
     if (plan.prefixes.size >= MAX_CACHED_HOSTS) plan.prefixes.clear();
     plan.prefixes.set(host, p);
   }
   return p;
 }
 
-export function ratePrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
-  let s = p.rate[i];
-  if (s === undefined) {
-    s = `${(sp.rate as FamilyDecl).name}{${p.hostLabel}${sp.labels}`;
-    p.rate[i] = s;
+/** Writes series i's rate prefix into p.rates the first time; returns where it starts (p.rateAt[2i + 1] is its end). */
+export function ratePrefix(p: HostPrefixes, sp: SeriesPlan, i: number): number {
+  let from = p.rateAt[2 * i] as number;
+  if (from < 0) {
+    from = p.rates.len;
+    writeString(p.rates, (sp.rate as FamilyDecl).name);
+    writeByte(p.rates, 123); // {
+    writeString(p.rates, p.hostLabel);
+    writeString(p.rates, sp.labels);
+    p.rateAt[2 * i] = from;
+    p.rateAt[2 * i + 1] = p.rates.len;
   }
-  return s;
+  return from;
 }
 
 export function distributionPrefix(p: HostPrefixes, sp: SeriesPlan, i: number): string {
@@ -226,7 +253,7 @@ function buildPlan(d: Descriptor): DescriptorPlan {
       labels += `,${decl.keys[k] as string}="${escapeLabelValue(String(values[k]))}"`;
     }
     const { kind, family, rate, distribution, unit, format, divisor } = decl;
-    series.push({ kind, family, rate, distribution, labels, unit, format, divisor });
+    series.push({ kind, family, rate, distribution, labels, unit, format, plain: isPlainFormat(format), decimal: decimalDigitsOf(format) ?? -1, divisor });
     for (const f of [family, rate, distribution]) if (f !== undefined) families.add(f.name);
     const identity = `${family.name}{${labels}`;
     if (identities.has(identity)) repeated = true;

@@ -3,12 +3,15 @@
  * and gauges as they are, scaled to base units; histograms as percentile
  * gauges over the window base → latest and/or as full Prometheus histograms;
  * and the oversampling view, percentiles of counters' per-sample rates. Pure;
- * per-descriptor work is cached (plan.ts) so a steady-state render mostly
- * concatenates strings.
+ * per-descriptor work is cached (plan.ts), and lines are written as bytes
+ * into a buffer per family (bytes.ts), kept from one render to the next, so a
+ * steady-state render copies bytes and formats numbers, and allocates little
+ * besides the body it returns.
  */
 import type { FrameValue } from '../frame/types.js';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import { DEFAULT_PERCENTILES, isValidSparse, percentiles as quantilesOf, subtract } from '../metrics/histogram.js';
+import { type ByteOut, byteOut, writeByte, writeBytes, writeSafeInteger, writeSafeScaled, writeString } from './bytes.js';
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
@@ -44,6 +47,8 @@ export interface RenderOptions {
   readonly extra?: readonly ExtraSeries[];
   /** families the caller rendered whole (their series have no fixed label set) */
   readonly families?: readonly RawFamily[];
+  /** exposition text appended as it is after every family (the process metrics) */
+  readonly trailer?: string;
 }
 
 /**
@@ -61,6 +66,9 @@ export interface RawFamily {
 }
 
 export interface RenderResult {
+  /** the exposition, UTF-8: what /metrics sends */
+  readonly body: Buffer;
+  /** body as a string (decoded when first read) */
   readonly text: string;
   /** sample lines written */
   readonly series: number;
@@ -72,15 +80,43 @@ export interface RenderResult {
   readonly invalid: number;
 }
 
+/** A family of the render being built. */
 interface FamilyOut {
   readonly decl: FamilyDecl;
-  /** sample lines written so far */
-  text: string;
   /** written by agents' series (false: the exporter's own); the two never share a family */
   readonly agent: boolean;
   /** a RawFamily: no other series joins it */
-  readonly raw?: true;
+  readonly raw: boolean;
+  /** its sample lines so far (every ByteOut comes from byteOut(), so the writers see one object shape) */
+  readonly lines: ByteOut;
 }
+
+/**
+ * The line buffers of the last render's families, by family name: the next
+ * render writes into them again instead of growing new ones (renders are
+ * synchronous, so one set serves every caller). Families the last render did
+ * not write are let go.
+ */
+let spare = new Map<string, Buffer>();
+
+/** `# HELP …\n# TYPE …\n` as bytes, per declaration. */
+const headerBytes = new WeakMap<FamilyDecl, Buffer>();
+
+function headerOf(decl: FamilyDecl): Buffer {
+  let b = headerBytes.get(decl);
+  if (b === undefined) {
+    b = Buffer.from(decl.header, 'utf8');
+    headerBytes.set(decl, b);
+  }
+  return b;
+}
+
+function familyOut(decl: FamilyDecl, agent: boolean, raw: boolean): FamilyOut {
+  return { decl, agent, raw, lines: byteOut(256, spare.get(decl.name)) };
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = -MAX_SAFE;
 
 const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
 
@@ -101,56 +137,87 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       conflicts++;
       continue;
     }
-    families.set(f.decl.name, { decl: f.decl, text: f.text, agent: false, raw: true });
+    const out = familyOut(f.decl, false, true);
+    writeString(out.lines, f.text);
+    families.set(f.decl.name, out);
     series += f.lines;
   }
 
-  /** line prefixes written so far: family and labels */
+  /**
+   * Series keys (line prefix: family and labels, as the latin1 reading of its
+   * UTF-8 bytes) written so far. Keys are only remembered where a duplicate
+   * is possible: agent series of a host whose descriptors may repeat one,
+   * and the exporter's own series.
+   */
   const seen = new Set<string>();
   const scratch: number[] = [];
 
+  /** the last familyFor call and its answer: consecutive series mostly share a declaration, and the answer for one never changes */
+  let lastDecl: FamilyDecl | undefined;
+  let lastAgent = true;
+  let lastOut: FamilyOut | undefined;
   /** The family to write to, or undefined (counted) when `decl` conflicts with it. */
   const familyFor = (decl: FamilyDecl, agent: boolean): FamilyOut | undefined => {
-    const out = families.get(decl.name);
-    if (out === undefined) {
-      const created: FamilyOut = { decl, text: '', agent };
-      families.set(decl.name, created);
-      return created;
+    if (decl === lastDecl && agent === lastAgent) {
+      if (lastOut === undefined) conflicts++;
+      return lastOut;
     }
-    const d = out.decl;
-    if (out.raw !== true && out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys))) return out;
-    conflicts++;
-    return undefined;
+    let out = families.get(decl.name);
+    if (out === undefined) {
+      out = familyOut(decl, agent, false);
+      families.set(decl.name, out);
+    } else {
+      const d = out.decl;
+      const fits = out.raw !== true && out.agent === agent && (d === decl || (d.type === decl.type && d.unit === decl.unit && d.labelKeys === decl.labelKeys));
+      if (!fits) {
+        conflicts++;
+        out = undefined;
+      }
+    }
+    lastDecl = decl;
+    lastAgent = agent;
+    lastOut = out;
+    return out;
   };
 
   /** Whether the current host's series must be checked for duplicates (see mayRepeat). */
   let dedupe = false;
-  /**
-   * The family for a new series identified by `key`, or undefined (counted)
-   * for a conflict or a duplicate. Keys are only remembered where a
-   * duplicate is possible: agent series of a host whose descriptors may
-   * repeat one, and the exporter's own series.
-   */
-  const claim = (decl: FamilyDecl, key: string, agent = true): FamilyOut | undefined => {
-    const out = familyFor(decl, agent);
-    if (out === undefined) return undefined;
-    if (dedupe || !agent) {
-      if (seen.has(key)) {
-        duplicates++;
-        return undefined;
-      }
-      seen.add(key);
+  /** Whether the series `key` was written already (counted as a duplicate); remembers it. */
+  const repeated = (key: string): boolean => {
+    if (seen.has(key)) {
+      duplicates++;
+      return true;
     }
+    seen.add(key);
+    return false;
+  };
+  /** The family for a new series `prefix[from, to)`, or undefined (counted) for a conflict or a duplicate. */
+  const claim = (decl: FamilyDecl, prefix: Buffer, from: number, to: number): FamilyOut | undefined => {
+    const out = familyFor(decl, true);
+    if (out === undefined || (dedupe && repeated(prefix.toString('latin1', from, to)))) return undefined;
     return out;
   };
 
   /** Percentile gauge lines `prefix,percentile="q"} v` for values in the raw unit. */
-  const writePercentiles = (out: FamilyOut, prefix: string, labels: PercentileLabels, values: readonly (number | bigint)[], sp: SeriesPlan, exact: boolean): void => {
+  const writePercentiles = (
+    out: FamilyOut,
+    prefix: Buffer,
+    from: number,
+    to: number,
+    labels: PercentileLabels,
+    values: readonly (number | bigint)[],
+    sp: SeriesPlan,
+    exact: boolean,
+  ): void => {
     for (let k = 0; k < values.length; k++) {
       const v = values[k] as number | bigint;
       const text = exact ? sp.format(v) : formatRate(v as number, sp.divisor);
       if (text === undefined) continue;
-      out.text += `${prefix}${labels.labels[k] as string}} ${text}\n`;
+      const label = labels.closed[k] as Buffer;
+      writeBytes(out.lines, prefix, from, to);
+      writeBytes(out.lines, label, 0, label.length);
+      writeString(out.lines, text);
+      writeByte(out.lines, 10);
       series++;
     }
   };
@@ -171,6 +238,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     }
     const plan = hostPlans[hostPlans.length - (hostEnd - e)] as DescriptorPlan;
     const prefixes = prefixesOf(plan, latest.host);
+    const main = prefixes.main;
     const values = latest.values;
     const useBase = base !== undefined && base !== latest && base.instance === latest.instance ? base : undefined;
     for (let i = 0; i < plan.series.length; i++) {
@@ -180,16 +248,27 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         invalid++;
         continue;
       }
-      const prefix = prefixes.main[i] as string;
+      const from = prefixes.at[i] as number;
+      const to = prefixes.at[i + 1] as number;
       if (sp.kind !== 'histogram') {
-        const text = typeof value === 'object' ? undefined : sp.format(value);
-        if (text === undefined) {
+        // A safe integer (a bigint within ±(2^53 − 1) too) in a unit written as it is, or scaled
+        // by 10^-k, goes straight to digits, without a string: both are written exactly.
+        const int = typeof value === 'bigint' && value <= MAX_SAFE && value >= MIN_SAFE ? Number(value) : value;
+        const digits = (sp.plain || sp.decimal >= 0) && typeof int === 'number' && Number.isSafeInteger(int);
+        const text = digits || typeof value === 'object' ? undefined : sp.format(value);
+        if (!digits && text === undefined) {
           invalid++;
           continue;
         }
-        const out = claim(sp.family, prefix);
+        const out = claim(sp.family, main, from, to);
         if (out === undefined) continue;
-        out.text += `${prefix}${text}\n`;
+        writeBytes(out.lines, main, from, to);
+        if (digits) {
+          if (sp.plain) writeSafeInteger(out.lines, int as number);
+          else writeSafeScaled(out.lines, int as number, sp.divisor, sp.decimal);
+        }
+        else writeString(out.lines, text as string);
+        writeByte(out.lines, 10);
         series++;
         continue;
       }
@@ -199,11 +278,11 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       }
       if (histograms && sp.distribution !== undefined) {
         const labels = distributionPrefix(prefixes, sp, i);
-        const out = claim(sp.distribution, `${sp.distribution.name}${labels}`);
-        if (out !== undefined) {
+        const out = familyFor(sp.distribution, true);
+        if (out !== undefined && !(dedupe && repeated(latin1Key(`${sp.distribution.name}${labels}`)))) {
           const g = Math.min(groupingPower, value.groupingPower);
           const d = distributionLines(sp.distribution.name, labels, value, sp.unit, sp.format, g);
-          out.text += d.text;
+          writeString(out.lines, d.text);
           series += d.lines;
         }
       }
@@ -220,8 +299,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
         continue;
       }
       if (bounds === undefined) continue;
-      const out = claim(sp.family, prefix);
-      if (out !== undefined) writePercentiles(out, prefix, qs, bounds, sp, true);
+      const out = claim(sp.family, main, from, to);
+      if (out !== undefined) writePercentiles(out, main, from, to, qs, bounds, sp, true);
     }
 
     // The oversampling view: percentiles of the per-sample rates within the window.
@@ -232,9 +311,10 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       if (sp?.rate === undefined) continue;
       const found = nearestRank(rates.samples(k, sinceNs, scratch), rqs.values);
       if (found === undefined) continue;
-      const prefix = ratePrefix(prefixes, sp, i);
-      const out = claim(sp.rate, prefix);
-      if (out !== undefined) writePercentiles(out, prefix, rqs, found, sp, false);
+      const from = ratePrefix(prefixes, sp, i);
+      const to = prefixes.rateAt[2 * i + 1] as number;
+      const out = claim(sp.rate, prefixes.rates.buf, from, to);
+      if (out !== undefined) writePercentiles(out, prefixes.rates.buf, from, to, rqs, found, sp, false);
     }
   }
 
@@ -244,19 +324,52 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       invalid++;
       continue;
     }
-    const out = claim(r.decl, r.prefix, false);
-    if (out === undefined) continue;
-    out.text += `${r.prefix}${r.value}\n`;
+    const out = familyFor(r.decl, false);
+    if (out === undefined || repeated(latin1Key(r.prefix))) continue;
+    writeString(out.lines, r.prefix);
+    writeString(out.lines, r.value);
+    writeByte(out.lines, 10);
     series++;
   }
 
-  // One string built by appending (V8 ropes): measured faster than joining an array of lines.
-  let text = '';
-  for (const name of [...families.keys()].sort()) {
+  // The body: the families in name order, each header and its lines, copied once into one buffer.
+  const names = [...families.keys()].sort();
+  const trailer = options.trailer === undefined || options.trailer === '' ? undefined : Buffer.from(options.trailer, 'utf8');
+  let size = trailer?.length ?? 0;
+  for (const name of names) {
     const out = families.get(name) as FamilyOut;
-    if (out.text !== '') text += out.decl.header + out.text;
+    if (out.lines.len > 0) size += headerOf(out.decl).length + out.lines.len;
   }
-  return { text, series, duplicates, conflicts, invalid };
+  const body = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  const kept = new Map<string, Buffer>();
+  for (const name of names) {
+    const out = families.get(name) as FamilyOut;
+    kept.set(name, out.lines.buf);
+    if (out.lines.len === 0) continue;
+    at += headerOf(out.decl).copy(body, at);
+    at += out.lines.buf.copy(body, at, 0, out.lines.len);
+  }
+  if (trailer !== undefined) at += trailer.copy(body, at);
+  if (at !== size) throw new Error(`exposition: wrote ${at} of ${size} bytes`);
+  spare = kept;
+  let text: string | undefined;
+  return {
+    body,
+    get text() {
+      text ??= body.toString('utf8');
+      return text;
+    },
+    series,
+    duplicates,
+    conflicts,
+    invalid,
+  };
+}
+
+/** A series key from a string: the latin1 reading of its UTF-8 bytes, like the keys of line prefixes. */
+function latin1Key(s: string): string {
+  return Buffer.from(s, 'utf8').toString('latin1');
 }
 
 /** A rate in the raw unit per second, in the base unit per second. */
@@ -284,20 +397,20 @@ function compareEntries(a: ViewEntry, b: ViewEntry): number {
 
 interface PercentileLabels {
   readonly values: number[];
-  /** `,percentile="0.5"` per value */
-  readonly labels: string[];
+  /** `,percentile="0.5"} ` per value */
+  readonly closed: Buffer[];
 }
 
 function percentileLabels(qs: readonly number[]): PercentileLabels {
   const values: number[] = [];
-  const labels: string[] = [];
+  const closed: Buffer[] = [];
   for (const q of qs) {
     if (typeof q !== 'number' || !(q >= 0 && q <= 1)) throw new RangeError(`percentile must be in [0, 1], got ${String(q)}`);
     if (values.includes(q)) continue;
     values.push(q);
-    labels.push(`,percentile="${String(q)}"`);
+    closed.push(Buffer.from(`,percentile="${String(q)}"} `, 'latin1'));
   }
-  return { values, labels };
+  return { values, closed };
 }
 
 /** Percentile upper bounds of latest − base; undefined for a reset or an empty window, null if the math threw. */
