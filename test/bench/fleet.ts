@@ -72,12 +72,12 @@ async function peerPublishRate(bytes: number): Promise<number> {
 function print(r: FleetResult, peer: number): void {
   say(`  result ${r.hosts} hosts (${r.samplers} samplers, ${r.ticks} ticks, ${r.expected} frames scheduled; CPU ${CPU_MODEL}):`);
   for (const [name, t] of Object.entries(r.tallies)) {
-    say(`    ${name.padEnd(12)} lost ${t.lost}, doubled ${t.doubled}  (${t.note})`);
+    say(`    ${name.padEnd(12)} lost ${t.lost}, doubled ${t.doubled}, repeats skipped ${t.repeats}  (${t.note})`);
     if (t.lost !== 0 || t.doubled !== 0) say(`    TARGET MISSED: ${name} lost ${t.lost} / doubled ${t.doubled} frames at ${r.hosts} hosts`);
   }
   say(`    publisher: ${r.publisher.published} acked, ${r.publisher.duplicates} acked as duplicates, ${r.publisher.dropped} dropped, ${r.publisher.retries} retries, flushed ${String(r.publisher.flushed)}; load lag max ${r.loadLagMs} ms`);
   say(`    publish → visible in the exporter: p50 ≤ ${r.latencyMs.p50} ms, p99 ≤ ${r.latencyMs.p99} ms (${r.latencyMs.samples} observations); GET /metrics p50 ${r.scrapeMs.p50} ms, max ${r.scrapeMs.max} ms, ${fmt(r.scrapeMs.bytes / 1e6, 1)} MB, ${r.scrapeMs.late} scrape slots missed`);
-  say(`    stream: ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
+  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages - r.expected} more than the schedule); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
   say(`    after the last tick: ${Object.entries(r.after).map(([k, v]) => `${k} ${fmt(v, 1)} s`).join(', ')}`);
   say('    process              CPU (cores)   RSS MiB   peak MiB   hosts per core');
   for (const p of r.procs) {

@@ -23,8 +23,15 @@ import { simHost, type SimSampler } from './sim-fleet.js';
 export interface Tally {
   /** frames of the schedule this consumer did not take */
   readonly lost: number;
-  /** frames taken more than once */
+  /** frames taken more than once (into its output) */
   readonly doubled: number;
+  /**
+   * messages delivered again and left out as out of order: a live subscriber
+   * sees every publish, so a Publisher retry after an ack timeout that
+   * JetStream deduplicated still reaches it once more; a frame stored twice
+   * reaches every consumer twice
+   */
+  readonly repeats: number;
   /** what the figure rests on */
   readonly note: string;
 }
@@ -67,7 +74,7 @@ export function parseScrape(body: string): ExporterScrape {
  */
 export function exporterTally(scrapes: readonly ExporterScrape[], expected: number, lastClock: ReadonlyMap<string, number>): Tally & { wrongHosts: string[] } {
   const used = scrapes.reduce((n, s) => n + s.used, 0);
-  const doubled = scrapes.reduce((n, s) => n + (s.skipped.out_of_order ?? 0), 0);
+  const repeats = scrapes.reduce((n, s) => n + (s.skipped.out_of_order ?? 0), 0);
   const otherSkips = scrapes.reduce((n, s) => n + Object.entries(s.skipped).filter(([r]) => r !== 'out_of_order').reduce((m, [, v]) => m + v, 0), 0);
   const served = new Map<string, number>();
   let servedTwice = 0;
@@ -79,10 +86,11 @@ export function exporterTally(scrapes: readonly ExporterScrape[], expected: numb
   }
   const wrongHosts = [...lastClock].filter(([h, v]) => served.get(h) !== v).map(([h]) => h);
   return {
-    lost: expected - used,
-    doubled,
+    lost: Math.max(0, expected - used),
+    doubled: Math.max(0, used - expected),
+    repeats,
     wrongHosts,
-    note: `used ${used} of ${expected}, out_of_order ${doubled}, other skips ${otherSkips}, hosts served ${served.size} (${servedTwice} by two shards), hosts not at their last tick ${wrongHosts.length}`,
+    note: `used ${used} of ${expected}, out_of_order ${repeats}, other skips ${otherSkips}, hosts served ${served.size} (${servedTwice} by two shards), hosts not at their last tick ${wrongHosts.length}`,
   };
 }
 

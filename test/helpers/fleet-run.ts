@@ -72,6 +72,8 @@ export interface FleetResult {
   readonly scrapeMs: { readonly p50: number; readonly max: number; readonly bytes: number; readonly late: number };
   readonly streamBytesPerHostHour: number;
   readonly streamMsgsPerSecond: number;
+  /** messages in the stream at the end (the schedule's frames, each stored once: JetStream deduplicates retries) */
+  readonly streamMessages: number;
   /** the load processes' worst tick start lag behind the schedule, ms */
   readonly loadLagMs: number;
   readonly publisher: { readonly published: number; readonly dropped: number; readonly duplicates: number; readonly retries: number; readonly flushed: boolean };
@@ -82,6 +84,9 @@ export interface FleetResult {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 const LOAD_WORKER = join(import.meta.dirname, 'fleet-worker.ts');
 const BIN = 25;
+/** ages followed for the latency, ms */
+const MAX_AGE_MS = 10_000;
+const RECORD_LEAD_S = 15;
 
 /** Share of visible frames per 25 ms age bin: the smallest age by which a share ≥ q was visible. */
 function latencyQuantile(seen: number[], visible: number[], q: number): number {
@@ -143,19 +148,15 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
         exporters.push(c);
       }
     }
-    // tick 1 a little after the consumers are up and the load processes have connected
-    const leadMs = 8000 + o.hosts * 15;
-    const recordSeconds = Math.ceil(leadMs / 1000) + ticks + 5;
+    // the recorder's window is fixed when it starts: it starts last, and tick 1 comes at most RECORD_LEAD_S later
+    const recordSeconds = RECORD_LEAD_S + ticks + 3;
     const recordOut = join(dir, 'fleet.parquet');
     const dumpOut = join(dir, 'hindsight.parquet');
-    if (has('recorder')) add(await startRecorder(url, recordSeconds, recordOut, dir));
     if (has('hindsight')) add(await startHindsight(url, dumpOut, dir));
     if (has('alert')) add(await startAlert(url, dir));
     if (has('viewer')) add(await startViewer(url, dir));
-    o.say(`  ${o.hosts} hosts × ${samplers.length} samplers on ${o.cluster ? 'the 3-node cluster, R3' : 'one nats-server'}; consumers up: ${[...consumers.keys()].join(', ')}`);
 
     // ---- load processes
-    const t1Ms = Math.ceil((Date.now() + leadMs) / 1000) * 1000;
     const publishMs = new Map<number, Float64Array>(); // tick -> per host
     let loadLagMs = 0;
     const done: Extract<WorkerMessage, { type: 'done' }>[] = [];
@@ -176,15 +177,20 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
         });
         w.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load process ${first} exited ${code}`))));
       }));
-      const start: WorkerStart = { url, first, count: Math.min(per, o.hosts - first), t1Ms, ticks, shared: o.shared, drop: o.drop, double: o.double };
+      const start: WorkerStart = { url, first, count: Math.min(per, o.hosts - first), ticks, shared: o.shared, drop: o.drop, double: o.double };
       w.send(start);
     }
     await Promise.all(readyAll);
-    if (Date.now() > t1Ms - 500) o.say(`  note: the load processes were ready only ${Date.now() - t1Ms} ms after tick 1's time`);
+    const recordStart = Date.now();
+    if (has('recorder')) add(await startRecorder(url, recordSeconds, recordOut, dir));
+    const t1Ms = Math.ceil((Date.now() + 1500) / 1000) * 1000;
+    if (t1Ms - recordStart > RECORD_LEAD_S * 1000) o.say(`  note: the recorder took ${t1Ms - recordStart} ms to start: its window ends before the last ticks`);
+    for (const w of workers) w.send({ t1Ms });
+    o.say(`  ${o.hosts} hosts × ${samplers.length} samplers on ${o.cluster ? 'the 3-node cluster, R3' : 'one nats-server'}; consumers up: ${[...consumers.keys()].join(', ')}`);
 
     // ---- the run: scrapes at 1 Hz at a phase that moves by 50 ms a scrape, figures over the window
-    const seen = new Array<number>(120).fill(0);
-    const visible = new Array<number>(120).fill(0);
+    const seen = new Array<number>(MAX_AGE_MS / BIN).fill(0);
+    const visible = new Array<number>(MAX_AGE_MS / BIN).fill(0);
     const scrapeMs: number[] = [];
     let scrapeBytes = 0;
     let late = 0;
@@ -242,7 +248,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
           const index = Number(host.slice(4));
           for (const [, row] of publishMs) {
             const p = row[index] ?? 0;
-            if (p === 0 || p > sentAt || p < sentAt - 3000) continue;
+            if (p === 0 || p > sentAt || p <= sentAt - MAX_AGE_MS) continue;
             const b = Math.floor((sentAt - p) / BIN);
             seen[b] = (seen[b] ?? 0) + 1;
             if (p <= v) visible[b] = (visible[b] ?? 0) + 1;
@@ -300,11 +306,11 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     if (alert !== undefined) {
       await alert.stop(30_000);
       const s = alert.logged('alert evaluator stopped') as { frames?: number; skipped?: Record<string, number> } | undefined;
-      if (s?.frames === undefined) tallies.alert = { lost: Number.NaN, doubled: Number.NaN, note: `no stop line: ${alert.output.slice(-500)}` };
+      if (s?.frames === undefined) tallies.alert = { lost: Number.NaN, doubled: Number.NaN, repeats: Number.NaN, note: `no stop line: ${alert.output.slice(-500)}` };
       else {
         const out = s.skipped?.outOfOrder ?? 0;
         const skips = Object.values(s.skipped ?? {}).reduce((n, v) => n + v, 0);
-        tallies.alert = { lost: expected - s.frames, doubled: out, note: `fed ${s.frames} of ${expected}, skipped ${skips} (out of order ${out})` };
+        tallies.alert = { lost: Math.max(0, expected - s.frames), doubled: Math.max(0, s.frames - expected), repeats: out, note: `fed ${s.frames} of ${expected}, skipped ${skips} (out of order ${out})` };
       }
     }
     const hindsight = consumers.get('hindsight');
@@ -315,11 +321,12 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       const d = (await r.json()) as { frames?: number; skipped?: Record<string, number>; written?: boolean; error?: string };
       after.hindsightDump = (Date.now() - began) / 1000;
       after.hindsightDumpCpu = cpuOf(hindsight) - cpuBefore;
-      if (d.frames === undefined || !existsSync(dumpOut)) tallies.hindsight = { lost: Number.NaN, doubled: Number.NaN, note: `dump failed: ${JSON.stringify(d).slice(0, 300)}` };
+      if (d.frames === undefined || !existsSync(dumpOut)) tallies.hindsight = { lost: Number.NaN, doubled: Number.NaN, repeats: Number.NaN, note: `dump failed: ${JSON.stringify(d).slice(0, 300)}` };
       else {
         const p = await parquetMissing(dumpOut, samplers, o.hosts, ticks);
         const out = d.skipped?.outOfOrder ?? 0;
-        tallies.hindsight = { lost: p.missing, doubled: out, note: `dump: ${d.frames} frames read, ${p.rows} rows, out of order ${out}; ${p.examples.join('; ')}` };
+        // frames it used = the schedule's less the missing, plus any taken twice
+        tallies.hindsight = { lost: p.missing, doubled: d.frames - (expected - p.missing), repeats: out, note: `dump: ${d.frames} frames read, ${p.rows} rows, out of order ${out}; ${p.examples.join('; ')}` };
       }
     }
     const recorder = consumers.get('recorder');
@@ -337,15 +344,16 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       if (recorder.alive) o.say('  the recorder had not finished 300 s after the last tick: stopping it');
       await recorder.stop(60_000);
       const s = recorder.logged('recorded') as { frames?: number; spooledFrames?: number; rows?: number } | undefined;
-      if (s?.frames === undefined || !existsSync(recordOut)) tallies.recorder = { lost: Number.NaN, doubled: Number.NaN, note: `no file: ${recorder.output.slice(-800)}` };
+      if (s?.frames === undefined || !existsSync(recordOut)) tallies.recorder = { lost: Number.NaN, doubled: Number.NaN, repeats: Number.NaN, note: `no file: ${recorder.output.slice(-800)}` };
       else {
         const p = await parquetMissing(recordOut, samplers, o.hosts, ticks);
-        // frames it spooled (every message the durable consumer delivered) = the schedule's less the missing, plus doubles
-        const doubled = (s.spooledFrames ?? Number.NaN) - (expected - p.missing);
-        tallies.recorder = { lost: p.missing, doubled, note: `recorded ${s.frames} frames of ${String(s.spooledFrames)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
+        // frames it used = the schedule's less the missing, plus any taken twice; spooled = every message the durable consumer delivered
+        const repeats = (s.spooledFrames ?? Number.NaN) - s.frames;
+        tallies.recorder = { lost: p.missing, doubled: s.frames - (expected - p.missing), repeats, note: `recorded ${s.frames} frames of ${String(s.spooledFrames)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
       }
     }
 
+    const streamMessages = (await streamState()).messages;
     const windowS = (stream1.at - stream0.at) / 1000;
     const procs: ProcFigures[] = pids().map(([n]) => {
       const m = mem.get(n) ?? { rss: Number.NaN, hwm: Number.NaN };
@@ -353,7 +361,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       return { name: n, cpu: ticksUsed / CLK_TCK / windowS, rssMiB: m.rss / 1024, hwmMiB: m.hwm / 1024 };
     });
     return {
-      hosts: o.hosts, samplers: samplers.length, ticks, expected, tallies, procs, after, publisher, loadLagMs,
+      hosts: o.hosts, samplers: samplers.length, ticks, expected, tallies, streamMessages, procs, after, publisher, loadLagMs,
       latencyMs: { p50: latencyQuantile(seen, visible, 0.5), p99: latencyQuantile(seen, visible, 0.99), samples: seen.reduce((a, b) => a + b, 0) },
       scrapeMs: { p50: scrapeMs.length ? [...scrapeMs].sort((a, b) => a - b)[Math.floor(scrapeMs.length / 2)] as number : Number.NaN, max: Math.max(...scrapeMs), bytes: scrapeBytes, late },
       streamBytesPerHostHour: windowS > 0 ? ((stream1.bytes - stream0.bytes) / o.hosts / windowS) * 3600 : Number.NaN,

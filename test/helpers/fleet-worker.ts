@@ -32,8 +32,6 @@ export interface WorkerStart {
   readonly url: string;
   readonly first: number;
   readonly count: number;
-  /** unix ms of tick 1; tick k is published at t1Ms + (k - 1) s and its frames end then */
-  readonly t1Ms: number;
   readonly ticks: number;
   readonly shared: boolean;
   readonly drop?: FrameRef;
@@ -74,9 +72,12 @@ async function run(o: WorkerStart): Promise<void> {
   }
   await Promise.all(hosts.map((h) => h.publisher.flush(60_000)));
   send({ type: 'ready' });
+  // tick 1's time (unix ms) comes once every load process and consumer is ready; tick k is published
+  // at t1Ms + (k - 1) s and its frames end then
+  const t1Ms = await new Promise<number>((r) => process.once('message', (m: { t1Ms: number }) => r(m.t1Ms)));
   const cpu0 = process.cpuUsage();
   for (let tick = 1; tick <= o.ticks; tick++) {
-    const due = o.t1Ms + (tick - 1) * 1000;
+    const due = t1Ms + (tick - 1) * 1000;
     await sleep(due - Date.now());
     const lagMs = Date.now() - due;
     const endNs = BigInt(due) * 1_000_000n;
