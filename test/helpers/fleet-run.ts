@@ -276,7 +276,15 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
 
     // ---- after the last tick: the load flushed, then each consumer's audit
     const finished = Date.now();
-    while (done.length < workers.length && Date.now() - finished < 180_000) await sleep(200);
+    // the recorder writes its file after its window: its CPU from the window's end to its exit, sampled as it may exit any time
+    const recorderAtEnd = consumers.get('recorder');
+    let recorderCpuLast = recorderAtEnd === undefined ? Number.NaN : cpuOf(recorderAtEnd);
+    const recorderCpuFrom = recorderCpuLast;
+    const sampler = setInterval(() => {
+      if (recorderAtEnd?.alive) recorderCpuLast = cpuOf(recorderAtEnd) || recorderCpuLast;
+    }, 100);
+    stops.push(async () => clearInterval(sampler));
+    while (done.length < workers.length && Date.now() - finished < 90_000) await sleep(200);
     for (const w of workers) if (w.connected) w.send('exit');
     const published = done.reduce((n, d) => n + d.published, 0);
     const publisher = {
@@ -332,16 +340,12 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     const recorder = consumers.get('recorder');
     if (recorder !== undefined) {
       // its window ends recordSeconds after it started; it writes the file once it has read that far
-      const until = Date.now() + 300_000;
-      const cpuBefore = cpuOf(recorder);
-      let cpuLast = cpuBefore;
-      while (recorder.alive && Date.now() < until) {
-        cpuLast = cpuOf(recorder) || cpuLast;
-        await sleep(200);
-      }
-      after.recorderFileCpu = cpuLast - cpuBefore;
+      const until = Date.now() + 150_000;
+      while (recorder.alive && Date.now() < until) await sleep(200);
+      clearInterval(sampler);
+      after.recorderFileCpu = recorderCpuLast - recorderCpuFrom;
       after.recorderFile = (Date.now() - finished) / 1000;
-      if (recorder.alive) o.say('  the recorder had not finished 300 s after the last tick: stopping it');
+      if (recorder.alive) o.say('  the recorder had not finished 150 s after the last tick: stopping it');
       await recorder.stop(60_000);
       const s = recorder.logged('recorded') as { frames?: number; spooledFrames?: number; rows?: number } | undefined;
       if (s?.frames === undefined || !existsSync(recordOut)) tallies.recorder = { lost: Number.NaN, doubled: Number.NaN, repeats: Number.NaN, note: `no file: ${recorder.output.slice(-800)}` };
