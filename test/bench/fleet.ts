@@ -14,19 +14,24 @@
  *
  *   npx tsx test/bench/fleet.ts                          # N = 100, 300, 1000
  *   npx tsx test/bench/fleet.ts --hosts 1500 --seconds 40
- *   npx tsx test/bench/fleet.ts --hosts 1000 --consumers exporter --shards 2   # the exporter sharded over 2 processes
+ *   npx tsx test/bench/fleet.ts --hosts 1000 --consumers exporter --shards 2   # the exporter sharded over 2 processes by glob
+ *   npx tsx test/bench/fleet.ts --hosts 1000 --consumers exporter --shards 2 --shard-by list   # by host list: NATS filters
  *   npx tsx test/bench/fleet.ts --hosts 300 --cluster    # the 3-node cluster at R3
- *   npx tsx test/bench/fleet.ts --hosts 50 --seconds 12 --drop --double       # the audits must show 1 lost, 1 doubled
+ *   npx tsx test/bench/fleet.ts --hosts 50 --seconds 12 --drop --double       # the audits must show 1 lost, 1 repeat at each consumer
+ *   npx tsx test/bench/fleet.ts --hosts 600 --consumers exporter --profile exporter   # V8 profile of a consumer, top functions
  *
  * Never port 4222. A measurement: prints TARGET MISSED and exits 0.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { startTestNats } from '../helpers/nats.js';
+import { profiling } from '../helpers/fleet-consumers.js';
 import { ALL_CONSUMERS, runFleet, type ConsumerName, type FleetResult } from '../helpers/fleet-run.js';
-import { ensureBuilt, fmt, say } from './common.js';
+import { ensureBuilt, fmt, printProfileTable, profileTotals, say, type CallFrame, type CpuProfile } from './common.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,11 +41,13 @@ const { values: args } = parseArgs({
     workers: { type: 'string', default: '2' },
     shared: { type: 'boolean', default: false },
     shards: { type: 'string', default: '1' },
+    'shard-by': { type: 'string', default: 'glob' },
     cluster: { type: 'boolean', default: false },
     consumers: { type: 'string', default: ALL_CONSUMERS.join(',') },
     drop: { type: 'boolean', default: false },
     double: { type: 'boolean', default: false },
     minutes: { type: 'string', default: '40' },
+    profile: { type: 'string' },
   },
 });
 const HOSTS = args.hosts.split(',').map(Number);
@@ -89,24 +96,50 @@ function print(r: FleetResult, peer: number): void {
   say(`    load generator total ${fmt(load, 3)} cores; all processes ${fmt(r.procs.reduce((n, p) => n + p.cpu, 0), 2)} of 2 cores`);
 }
 
+function where(f: CallFrame): string {
+  const name = f.functionName === '' ? '(anonymous)' : f.functionName;
+  const at = Math.max(f.url.lastIndexOf('/node_modules/') + 1, f.url.indexOf('/src/') + 1, f.url.indexOf('/dist/') + 1);
+  return f.url === '' ? name : `${name} ${f.url.slice(at)}:${f.lineNumber + 1}`;
+}
+
+/** The top of each profile the profiled consumers wrote (--profile). */
+function printProfiles(dir: string): void {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const { self, inclusive, busy } = profileTotals(p, where);
+    say(`  profile ${file}: ${fmt(busy / 1e6, 1)} s busy of ${fmt((p.endTime - p.startTime) / 1e6, 1)} s`);
+    printProfileTable('self time', self, busy, 15);
+    printProfileTable('inclusive', inclusive, busy, 12);
+  }
+}
+
 async function main(): Promise<void> {
   ensureBuilt();
+  if (args.profile !== undefined) {
+    profiling.names = args.profile.split(',');
+    profiling.dir = mkdtempSync(join(tmpdir(), 'rezolus-fleet-prof-'));
+  }
   const load = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
   say(`fleet bench, ${new Date().toISOString()}, CPU ${CPU_MODEL} × ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'}, ${load}`);
   const bytes = 336; // the fleet's mean frame (8.75 kB per host and tick over 26 frames)
   const peer = await peerPublishRate(bytes);
   say(`peer: core publish loop of ${bytes} B messages, one client, no subscriber: ${fmt(peer, 0)} msgs/s`);
   for (const hosts of HOSTS) {
-    say(`\nN = ${hosts}: ${args.seconds} ticks (warm-up ${args.warmup}), ${args.workers} load processes, ${args.shared ? 'one connection per load process' : 'one connection per host'}, exporter shards ${args.shards}${args.cluster ? ', cluster R3' : ''}`);
+    say(`\nN = ${hosts}: ${args.seconds} ticks (warm-up ${args.warmup}), ${args.workers} load processes, ${args.shared ? 'one connection per load process' : 'one connection per host'}, exporter shards ${args.shards}${args.shards === '2' ? ` (by ${args['shard-by']})` : ''}${args.cluster ? ', cluster R3' : ''}`);
     const r = await runFleet({
       hosts, seconds: Number(args.seconds), warmup: Number(args.warmup), workers: Number(args.workers), shared: args.shared,
-      exporterShards: Number(args.shards) === 2 ? 2 : 1, cluster: args.cluster, consumers: CONSUMERS,
+      exporterShards: Number(args.shards) === 2 ? 2 : 1, shardBy: args['shard-by'] === 'list' ? 'list' : 'glob', cluster: args.cluster, consumers: CONSUMERS,
       drop: args.drop ? { host: 7 % hosts, sampler: 'cpu_usage', tick: 5 } : undefined,
       double: args.double ? { host: 3 % hosts, sampler: 'sim_syscall_latency', tick: 6 } : undefined,
       say,
     });
     print(r, peer);
+    if (profiling.dir !== '') {
+      printProfiles(profiling.dir);
+      for (const f of readdirSync(profiling.dir)) rmSync(join(profiling.dir, f));
+    }
   }
+  if (profiling.dir !== '') rmSync(profiling.dir, { recursive: true, force: true });
   say(`\npeer again: ${fmt(await peerPublishRate(bytes), 0)} msgs/s`);
 }
 

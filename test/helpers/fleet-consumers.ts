@@ -107,8 +107,12 @@ export class Consumer {
   }
 }
 
+/** Consumers (by name) that run with V8's --cpu-prof, and where their profiles go (written when they exit). */
+export const profiling: { names: readonly string[]; dir: string } = { names: [], dir: '' };
+
 function launch(name: string, args: string[], cwd: string, port = 0): Consumer {
-  const child = spawn(process.execPath, rezolusArgv(...args), { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const prof = profiling.names.includes(name.split(' ')[0] as string) ? ['--cpu-prof', '--cpu-prof-dir', profiling.dir] : [];
+  const child = spawn(process.execPath, [...prof, ...rezolusArgv(...args)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return new Consumer(name, child, port);
 }
 

@@ -44,8 +44,14 @@ export interface FleetRunOptions {
   readonly workers: number;
   /** one connection per load process instead of one per host */
   readonly shared: boolean;
-  /** 1: one exporter of '*'; 2: two, by host pattern (even and odd last digit) */
+  /** 1: one exporter of '*'; 2: two, hosts with an even and an odd last digit */
   readonly exporterShards: 1 | 2;
+  /**
+   * how the two shards name their hosts: globs (`sim-*0,sim-*2,…`: matched in the exporter, so
+   * each still receives every frame) or the list of host names (one subject filter per host:
+   * NATS delivers each shard only its hosts' frames). Default glob.
+   */
+  readonly shardBy?: 'glob' | 'list';
   readonly cluster: boolean;
   readonly consumers: readonly ConsumerName[];
   readonly drop?: FrameRef;
@@ -143,7 +149,11 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     const has = (c: ConsumerName): boolean => o.consumers.includes(c);
     const exporters: Consumer[] = [];
     if (has('exporter')) {
-      const patterns = o.exporterShards === 1 ? ['*'] : ['sim-*0,sim-*2,sim-*4,sim-*6,sim-*8', 'sim-*1,sim-*3,sim-*5,sim-*7,sim-*9'];
+      const list = (parity: number): string => Array.from({ length: o.hosts }, (_, i) => i).filter((i) => i % 2 === parity).map(simHost).join(',');
+      const patterns =
+        o.exporterShards === 1 ? ['*']
+        : o.shardBy === 'list' ? [list(0), list(1)]
+        : ['sim-*0,sim-*2,sim-*4,sim-*6,sim-*8', 'sim-*1,sim-*3,sim-*5,sim-*7,sim-*9'];
       for (const [i, p] of patterns.entries()) {
         const c = await startExporter(patterns.length === 1 ? 'exporter' : `exporter ${i + 1}/2`, url, p, dir);
         add(c);
