@@ -296,7 +296,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       if (recorderAtEnd?.alive) recorderCpuLast = cpuOf(recorderAtEnd) || recorderCpuLast;
     }, 100);
     stops.push(async () => clearInterval(sampler));
-    while (done.length < workers.length && Date.now() - finished < 90_000) await sleep(200);
+    while (done.length < workers.length && Date.now() - finished < 90_000 + o.hosts * 200) await sleep(200);
     for (const w of workers) if (w.connected) w.send('exit');
     const published = done.reduce((n, d) => n + d.published, 0);
     const publisher = {
