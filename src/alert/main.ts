@@ -17,6 +17,7 @@ import { formatDuration } from '../config/units.js';
 import { ConfigError } from '../errors.js';
 import { unwritableReason } from '../files/writable.js';
 import { BusLink } from '../sources/link.js';
+import type { SkipStats } from '../sources/checks.js';
 import { LiveSource } from '../sources/live.js';
 import { AlertmanagerForwarder } from './alertmanager.js';
 import { alertStateBucket, ensureAlertStream } from './bus.js';
@@ -29,7 +30,11 @@ import { Transitions, type TransitionStats } from './transitions.js';
 export interface RunningAlert {
   /** this evaluator's id in records and events */
   readonly evaluator: string;
-  readonly stats: () => { readonly frames: number; readonly alerts: number; readonly transitions: TransitionStats; readonly captures: number; readonly captureFailures: number };
+  readonly stats: () => {
+    readonly frames: number; readonly alerts: number; readonly transitions: TransitionStats; readonly captures: number; readonly captureFailures: number;
+    /** messages the frame source left out, by reason (sources/checks.ts) */
+    readonly skipped: SkipStats;
+  };
   /** runs one evaluation now (tests) */
   evaluate(now?: number): Promise<void>;
   stop(): Promise<void>;
@@ -161,7 +166,7 @@ export async function runAlert(config: AlertsConfig, log: Logger): Promise<Runni
       evaluator: evaluatorId,
       stats: () => ({
         frames: evaluator.stats.frames, alerts: evaluator.size, transitions: { ...transitions.stats },
-        captures: capture?.captures ?? 0, captureFailures: capture?.failures ?? 0,
+        captures: capture?.captures ?? 0, captureFailures: capture?.failures ?? 0, skipped: { ...src.skipped },
       }),
       evaluate: (now = Date.now()) => evaluate(now),
       async stop() {

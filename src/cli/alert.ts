@@ -95,7 +95,11 @@ async function alertMode(ctx: CliContext): Promise<number | undefined> {
   }
   const { runAlert } = await import('../alert/main.js');
   const running = await runAlert(config, log);
-  untilSignal(() => running.stop(), log);
+  untilSignal(async () => {
+    await running.stop();
+    // what it took in over its run: frames fed to the rules and messages left out (test/bench/fleet.ts audits these)
+    log.info(running.stats(), 'alert evaluator stopped');
+  }, log);
   return undefined;
 }
 

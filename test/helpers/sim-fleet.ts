@@ -28,8 +28,8 @@ import { SAMPLERS } from '../../src/samplers/registry.js';
 import { SamplerUnsupportedError, type Point, type Value } from '../../src/samplers/types.js';
 import { PROC, SYS } from './fixtures.js';
 
-/** Host names are `sim-` and a three-digit index, so at most 1000 hosts. */
-export const MAX_SIM_HOSTS = 1000;
+/** Host names are `sim-` and an index of at least three digits (`sim-007`, `sim-1234`); the fleet bench goes past 1000. */
+export const MAX_SIM_HOSTS = 10_000;
 
 export function simHost(index: number): string {
   if (!Number.isInteger(index) || index < 0 || index >= MAX_SIM_HOSTS) throw new RangeError(`sim host index ${index} out of range`);
@@ -104,6 +104,42 @@ export interface SimFleetOptions {
   readonly periodNs?: bigint;
 }
 
+/**
+ * The samplers a simulated host sends: each registry sampler refreshed once
+ * on the fixture root (those with points), then the synthetic ones, each
+ * with its descriptor.
+ */
+export async function fixtureSamplers(
+  o: Pick<SimFleetOptions, 'procRoot' | 'sysRoot' | 'samplers' | 'synthetic'> = {},
+): Promise<SimSampler[]> {
+  const log = silentLogger();
+  // the fixture's samplers: not rezolus_self (this process) nor the kernel samplers (the live kernel)
+  const wanted = o.samplers ?? SAMPLERS.filter((s) => !s.kernel && s.name !== 'rezolus_self').map((s) => s.name);
+  const samplers: SimSampler[] = [];
+  for (const name of wanted) {
+    const definition = SAMPLERS.find((s) => s.name === name);
+    if (definition === undefined) throw new Error(`no sampler ${name}`);
+    let sampler;
+    try {
+      sampler = await definition.init({ procRoot: o.procRoot ?? PROC, sysRoot: o.sysRoot ?? SYS, log });
+    } catch (error) {
+      if (error instanceof SamplerUnsupportedError) continue;
+      throw error;
+    }
+    try {
+      const reading = await sampler.refresh();
+      // the agent sends nothing for an empty reading
+      if (reading.points.length > 0) samplers.push({ name, points: reading.points, descriptor: describe(name, reading.points) });
+    } finally {
+      await sampler.close?.();
+    }
+  }
+  for (const { name, points } of o.synthetic ?? []) samplers.push({ name, points, descriptor: describe(name, points) });
+  if (samplers.length === 0) throw new Error('no sampler produced points on the fixture root');
+  return samplers;
+
+}
+
 export class SimFleet {
   readonly hosts: readonly string[];
   readonly startNs: bigint;
@@ -131,34 +167,10 @@ export class SimFleet {
   static async start(o: SimFleetOptions): Promise<SimFleet> {
     if (typeof o.natsUrl !== 'string' || o.natsUrl.trim() === '') throw new Error('SimFleet needs an explicit natsUrl');
     if (!Number.isInteger(o.hosts) || o.hosts < 1 || o.hosts > MAX_SIM_HOSTS) throw new RangeError(`hosts must be 1..${MAX_SIM_HOSTS}`);
-    const log = silentLogger();
-    // the fixture's samplers: not rezolus_self (this process) nor the kernel samplers (the live kernel)
-    const wanted = o.samplers ?? SAMPLERS.filter((s) => !s.kernel && s.name !== 'rezolus_self').map((s) => s.name);
-    const samplers: SimSampler[] = [];
-    for (const name of wanted) {
-      const definition = SAMPLERS.find((s) => s.name === name);
-      if (definition === undefined) throw new Error(`no sampler ${name}`);
-      let sampler;
-      try {
-        sampler = await definition.init({ procRoot: o.procRoot ?? PROC, sysRoot: o.sysRoot ?? SYS, log });
-      } catch (error) {
-        if (error instanceof SamplerUnsupportedError) continue;
-        throw error;
-      }
-      try {
-        const reading = await sampler.refresh();
-        // the agent sends nothing for an empty reading
-        if (reading.points.length > 0) samplers.push({ name, points: reading.points, descriptor: describe(name, reading.points) });
-      } finally {
-        await sampler.close?.();
-      }
-    }
-    for (const { name, points } of o.synthetic ?? []) samplers.push({ name, points, descriptor: describe(name, points) });
-    if (samplers.length === 0) throw new Error('no sampler produced points on the fixture root');
-
+    const samplers = await fixtureSamplers(o);
     const nc = await connect({ servers: o.natsUrl, name: 'rezolus-sim-fleet' });
     try {
-      await ensureStream(await jetstreamManager(nc), o.agent.stream, log);
+      await ensureStream(await jetstreamManager(nc), o.agent.stream, silentLogger());
       const kv = await descriptorBucket(nc, { ttlMs: o.agent.descriptorTtlMs, replicas: o.agent.stream.replicas });
       // the agent's key scheme: key = descriptor hash, value = its JSON
       for (const s of samplers) await kv.put(s.descriptor.hash, s.descriptor.json);

@@ -1,0 +1,157 @@
+/**
+ * Issue 19: the fleet end to end on real NATS. N simulated hosts (26
+ * samplers each: the 9 procfs samplers' real frames on the fixture root and
+ * 16 eBPF-shaped ones with 31 latency histograms, plus a clock gauge;
+ * test/helpers/fleet-shape.ts) publish through the real Publisher from
+ * forked load processes into a private nats-server with JetStream, while
+ * the consumers run as CLI processes: the fleet exporter (scraped at 1 Hz),
+ * `record --durable` of the whole fleet, the hindsight service (one dump at
+ * the end), `alert` and the live viewer. For each N: frames lost and
+ * doubled at each consumer against the schedule, publish → visible latency
+ * in the exporter, CPU and RSS of every process, stream bytes per host per
+ * hour; and the peer figure of the same run, a core publish loop of the
+ * same message size on its own nats-server (test/helpers/fleet-run.ts).
+ *
+ *   npx tsx test/bench/fleet.ts                          # N = 100, 300, 1000
+ *   npx tsx test/bench/fleet.ts --hosts 1500 --seconds 40
+ *   npx tsx test/bench/fleet.ts --hosts 1000 --consumers exporter --shards 2   # the exporter sharded over 2 processes by glob
+ *   npx tsx test/bench/fleet.ts --hosts 1000 --consumers exporter --shards 2 --shard-by list   # by host list: NATS filters
+ *   npx tsx test/bench/fleet.ts --hosts 300 --cluster    # the 3-node cluster at R3
+ *   npx tsx test/bench/fleet.ts --hosts 50 --seconds 12 --drop --double       # the audits must show 1 lost, 1 repeat at each consumer
+ *   npx tsx test/bench/fleet.ts --hosts 600 --consumers exporter --profile exporter   # V8 profile of a consumer, top functions
+ *
+ * Never port 4222. A measurement: prints TARGET MISSED and exits 0.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { connect } from '@nats-io/transport-node';
+import { startTestNats } from '../helpers/nats.js';
+import { profiling } from '../helpers/fleet-consumers.js';
+import { ALL_CONSUMERS, runFleet, type ConsumerName, type FleetResult } from '../helpers/fleet-run.js';
+import { ensureBuilt, fmt, printProfileTable, profileTotals, say, type CallFrame, type CpuProfile } from './common.js';
+
+const { values: args } = parseArgs({
+  options: {
+    hosts: { type: 'string', default: '100,300,1000' },
+    seconds: { type: 'string', default: '45' },
+    warmup: { type: 'string', default: '10' },
+    workers: { type: 'string', default: '2' },
+    shared: { type: 'boolean', default: false },
+    shards: { type: 'string', default: '1' },
+    'shard-by': { type: 'string', default: 'glob' },
+    cluster: { type: 'boolean', default: false },
+    consumers: { type: 'string', default: ALL_CONSUMERS.join(',') },
+    drop: { type: 'boolean', default: false },
+    double: { type: 'boolean', default: false },
+    minutes: { type: 'string', default: '40' },
+    profile: { type: 'string' },
+  },
+});
+const HOSTS = args.hosts.split(',').map(Number);
+const CONSUMERS = args.consumers.split(',').filter((c) => c !== '') as ConsumerName[];
+for (const c of CONSUMERS) if (!ALL_CONSUMERS.includes(c)) throw new Error(`--consumers: no consumer ${c}`);
+const CPU_MODEL = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '?';
+
+/** The peer: core publishes of `bytes` from one client to a nats-server with nothing subscribed, as fast as the client goes, 3 s. */
+async function peerPublishRate(bytes: number): Promise<number> {
+  const server = await startTestNats();
+  try {
+    const nc = await connect({ servers: server.url });
+    const data = new Uint8Array(bytes).fill(7);
+    let n = 0;
+    const began = performance.now();
+    while (performance.now() - began < 3000) {
+      for (let i = 0; i < 1000; i++) nc.publish('peer.bench', data);
+      n += 1000;
+      await nc.flush();
+    }
+    const rate = n / ((performance.now() - began) / 1000);
+    await nc.close();
+    return rate;
+  } finally {
+    await server.dispose();
+  }
+}
+
+function print(r: FleetResult, peer: number): void {
+  say(`  result ${r.hosts} hosts (${r.samplers} samplers, ${r.ticks} ticks, ${r.expected} frames scheduled; CPU ${CPU_MODEL}):`);
+  for (const [name, t] of Object.entries(r.tallies)) {
+    say(`    ${name.padEnd(12)} lost ${t.lost}, doubled ${t.doubled}, repeats skipped ${t.repeats}  (${t.note})`);
+    if (t.lost !== 0 || t.doubled !== 0) say(`    TARGET MISSED: ${name} lost ${t.lost} / doubled ${t.doubled} frames at ${r.hosts} hosts`);
+  }
+  say(`    publisher: ${r.publisher.published} acked, ${r.publisher.duplicates} acked as duplicates, ${r.publisher.dropped} dropped, ${r.publisher.retries} retries, flushed ${String(r.publisher.flushed)}; load lag max ${r.loadLagMs} ms`);
+  say(`    publish → visible in the exporter: p50 ≤ ${r.latencyMs.p50} ms, p99 ≤ ${r.latencyMs.p99} ms (${r.latencyMs.samples} observations); GET /metrics p50 ${r.scrapeMs.p50} ms, max ${r.scrapeMs.max} ms, ${fmt(r.scrapeMs.bytes / 1e6, 1)} MB, ${r.scrapeMs.late} scrape slots missed`);
+  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages - r.expected} more than the schedule); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
+  say(`    after the last tick: ${Object.entries(r.after).map(([k, v]) => `${k} ${fmt(v, 1)} s`).join(', ')}`);
+  // hosts per core from the frames the stream took in the window (a lagging load makes fewer than the schedule)
+  const served = r.streamMsgsPerSecond / r.samplers;
+  say(`    process              CPU (cores)   RSS MiB   peak MiB   µs per frame   hosts per core (${fmt(served, 0)} hosts' frames/s in the window)`);
+  for (const p of r.procs) {
+    say(`    ${p.name.padEnd(20)} ${fmt(p.cpu, 3).padStart(11)} ${fmt(p.rssMiB, 0).padStart(9)} ${fmt(p.hwmMiB, 0).padStart(10)} ${fmt((p.cpu / r.streamMsgsPerSecond) * 1e6, 1).padStart(14)} ${fmt(served / p.cpu, 0).padStart(16)}`);
+  }
+  const load = r.procs.filter((p) => p.name.startsWith('load')).reduce((n, p) => n + p.cpu, 0);
+  say(`    load generator total ${fmt(load, 3)} cores; all processes ${fmt(r.procs.reduce((n, p) => n + p.cpu, 0), 2)} of 2 cores`);
+}
+
+function where(f: CallFrame): string {
+  const name = f.functionName === '' ? '(anonymous)' : f.functionName;
+  const at = Math.max(f.url.lastIndexOf('/node_modules/') + 1, f.url.indexOf('/src/') + 1, f.url.indexOf('/dist/') + 1);
+  return f.url === '' ? name : `${name} ${f.url.slice(at)}:${f.lineNumber + 1}`;
+}
+
+/** The top of each profile the profiled consumers wrote (--profile). */
+function printProfiles(dir: string): void {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile'))) {
+    const p = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+    const { self, inclusive, busy } = profileTotals(p, where);
+    say(`  profile ${file}: ${fmt(busy / 1e6, 1)} s busy of ${fmt((p.endTime - p.startTime) / 1e6, 1)} s`);
+    printProfileTable('self time', self, busy, 15);
+    printProfileTable('inclusive', inclusive, busy, 12);
+  }
+}
+
+async function main(): Promise<void> {
+  ensureBuilt();
+  if (args.profile !== undefined) {
+    profiling.names = args.profile.split(',');
+    profiling.dir = mkdtempSync(join(tmpdir(), 'rezolus-fleet-prof-'));
+  }
+  const load = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
+  say(`fleet bench, ${new Date().toISOString()}, CPU ${CPU_MODEL} × ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'}, ${load}`);
+  const bytes = 336; // the fleet's mean frame (8.75 kB per host and tick over 26 frames)
+  const peer = await peerPublishRate(bytes);
+  say(`peer: core publish loop of ${bytes} B messages, one client, no subscriber: ${fmt(peer, 0)} msgs/s`);
+  for (const hosts of HOSTS) {
+    say(`\nN = ${hosts}: ${args.seconds} ticks (warm-up ${args.warmup}), ${args.workers} load processes, ${args.shared ? 'one connection per load process' : 'one connection per host'}, exporter shards ${args.shards}${args.shards === '2' ? ` (by ${args['shard-by']})` : ''}${args.cluster ? ', cluster R3' : ''}`);
+    const r = await runFleet({
+      hosts, seconds: Number(args.seconds), warmup: Number(args.warmup), workers: Number(args.workers), shared: args.shared,
+      exporterShards: Number(args.shards) === 2 ? 2 : 1, shardBy: args['shard-by'] === 'list' ? 'list' : 'glob', cluster: args.cluster, consumers: CONSUMERS,
+      drop: args.drop ? { host: 7 % hosts, sampler: 'cpu_usage', tick: 5 } : undefined,
+      double: args.double ? { host: 3 % hosts, sampler: 'sim_syscall_latency', tick: 6 } : undefined,
+      say,
+    });
+    print(r, peer);
+    if (profiling.dir !== '') {
+      printProfiles(profiling.dir);
+      for (const f of readdirSync(profiling.dir)) rmSync(join(profiling.dir, f));
+    }
+  }
+  if (profiling.dir !== '') rmSync(profiling.dir, { recursive: true, force: true });
+  say(`\npeer again: ${fmt(await peerPublishRate(bytes), 0)} msgs/s`);
+}
+
+const watchdog = setTimeout(() => {
+  say(`watchdog: ${args.minutes} min passed, stopping`);
+  process.exit(1);
+}, Number(args.minutes) * 60_000);
+watchdog.unref();
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    say(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    process.exit(1);
+  },
+);
