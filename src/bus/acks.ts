@@ -1,6 +1,7 @@
 import { JetStreamApiError, type ApiError } from '@nats-io/jetstream';
 import { createInbox, headers, type Msg, type NatsConnection, type Subscription } from '@nats-io/nats-core';
 import { NoStreamError, PublishRefusedError } from '../errors.js';
+import { AckTimeout } from './ack-timeout.js';
 import { publishFailure } from './api-errors.js';
 import { inboxPrefixOf, onPublishRefused } from './connect.js';
 
@@ -22,6 +23,7 @@ interface Pending {
   readonly bytes: number;
   readonly resolve: (ack: PubAck) => void;
   readonly reject: (error: Error) => void;
+  readonly sentAt: number;
   readonly deadline: number;
 }
 
@@ -41,10 +43,16 @@ const SWEEP_MS = 250;
  * stream answers with is a JetStreamApiError.
  * The reply inbox uses the connection's inbox prefix, so a per-host user
  * needs to subscribe only to `<prefix>.>`.
+ * The timeout adapts to how long acks take (AckTimeout, never below the
+ * configured one): an ack arriving after its publish timed out is not used
+ * (the caller has retried with the same id) but still counts as a sample.
  */
 export class AckedPublisher {
   private readonly inbox: string;
   private readonly pending = new Map<number, Pending>();
+  /** publishes that timed out -> when they were sent: their late acks still tell how slow the server is */
+  private readonly overdue = new Map<number, number>();
+  private readonly timeout: AckTimeout;
   private readonly sub: Subscription;
   private readonly sweeper: NodeJS.Timeout;
   private readonly stopRefusals: () => void;
@@ -52,8 +60,9 @@ export class AckedPublisher {
 
   constructor(
     private readonly nc: NatsConnection,
-    private readonly timeoutMs: number,
+    timeoutMs: number,
   ) {
+    this.timeout = new AckTimeout(timeoutMs);
     this.inbox = createInbox(inboxPrefixOf(nc));
     this.sub = nc.subscribe(`${this.inbox}.*`, { callback: (_error, msg) => this.onAck(msg) });
     this.stopRefusals = onPublishRefused(nc, (subject, error) => this.onRefused(subject, error));
@@ -73,8 +82,14 @@ export class AckedPublisher {
         reject(asError(publishFailure(error, subject, data.byteLength)));
         return;
       }
-      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, deadline: Date.now() + this.timeoutMs });
+      const now = Date.now();
+      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, sentAt: now, deadline: now + this.timeout.ms });
     });
+  }
+
+  /** How long a publish sent now waits for its ack. */
+  get timeoutMs(): number {
+    return this.timeout.ms;
   }
 
   close(): void {
@@ -83,13 +98,23 @@ export class AckedPublisher {
     this.sub.unsubscribe();
     for (const p of this.pending.values()) p.reject(new Error('publisher closed'));
     this.pending.clear();
+    this.overdue.clear();
   }
 
   private onAck(msg: Msg): void {
     const id = Number(msg.subject.slice(this.inbox.length + 1));
     const p = this.pending.get(id);
-    if (p === undefined) return; // already timed out; the retry carries the same msg id
+    if (p === undefined) {
+      // already timed out; the retry carries the same msg id
+      const sentAt = this.overdue.get(id);
+      if (sentAt !== undefined) {
+        this.overdue.delete(id);
+        this.timeout.sample(Date.now() - sentAt);
+      }
+      return;
+    }
     this.pending.delete(id);
+    this.timeout.sample(Date.now() - p.sentAt);
     // A status message without payload (503 no responders: no stream captures the subject).
     if (msg.data.length === 0) {
       if (msg.headers?.code === 503) {
@@ -133,7 +158,13 @@ export class AckedPublisher {
     for (const [id, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(id);
-      p.reject(new Error(`no publish ack within ${this.timeoutMs} ms`));
+      this.overdue.set(id, p.sentAt);
+      p.reject(new Error(`no publish ack within ${p.deadline - p.sentAt} ms`));
+    }
+    // a late ack older than the longest timeout says nothing more; ids grow, so the oldest come first
+    for (const [id, sentAt] of this.overdue) {
+      if (now - sentAt <= 2 * this.timeout.ceilingMs) break;
+      this.overdue.delete(id);
     }
   }
 }

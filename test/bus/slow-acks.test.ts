@@ -1,0 +1,76 @@
+/**
+ * A server that acks more slowly than the configured timeout (an overloaded
+ * JetStream). A responder on a subject no stream captures stands in for it:
+ * it answers every publish with a JetStream pub-ack, `delayMs` late.
+ */
+import test from 'ava';
+import type { NatsConnection } from '@nats-io/nats-core';
+import { AckedPublisher } from '../../src/bus/acks.js';
+import { connectBus } from '../../src/bus/connect.js';
+import { descriptorBucket } from '../../src/bus/kv.js';
+import { Publisher } from '../../src/bus/publisher.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+
+let server: TestNats;
+test.before(async () => {
+  server = await startTestNats();
+});
+test.after.always(async () => {
+  await server?.stop();
+});
+
+/** Acks every message on `subject` after delayMs; counts deliveries per Nats-Msg-Id. */
+function slowAcker(nc: NatsConnection, subject: string, delayMs: number): Map<string, number> {
+  const seen = new Map<string, number>();
+  let seq = 0;
+  nc.subscribe(subject, {
+    callback: (_e, msg) => {
+      const id = msg.headers?.get('Nats-Msg-Id') ?? '';
+      const first = !seen.has(id);
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      const ack = { stream: 'SLOW', seq: first ? ++seq : seq, duplicate: !first };
+      setTimeout(() => msg.respond(JSON.stringify(ack)), delayMs);
+    },
+  });
+  return seen;
+}
+
+test.serial('an ack later than the timeout raises the timeout, so the next publish waits for it', async (t) => {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'slow-acks', log });
+  slowAcker(nc, 'slow1.>', 700);
+  await nc.flush();
+  const acks = new AckedPublisher(nc, 100);
+  t.is(acks.timeoutMs, 100);
+  await t.throwsAsync(acks.publish('slow1.a', new Uint8Array(8), 'id-1'), { message: /no publish ack within 100 ms/ });
+  // the late ack of id-1 arrives ~700 ms after its publish
+  await new Promise((r) => setTimeout(r, 1200));
+  t.true(acks.timeoutMs > 700, `timeout ${acks.timeoutMs} ms after a 700 ms ack`);
+  const ack = await acks.publish('slow1.a', new Uint8Array(8), 'id-2');
+  t.false(ack.duplicate);
+  acks.close();
+  await nc.close();
+});
+
+test.serial('a publisher whose server is always slower than its timeout still gets every frame acked, without a retry storm', async (t) => {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'slow-publisher', log });
+  const seen = slowAcker(nc, 'slow2.>', 600);
+  await nc.flush();
+  const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+  const publisher = new Publisher({ nc, descriptors, host: 'h1', maxBufferBytes: 8 * 1024 * 1024, log, timeoutMs: 150 });
+  const N = 40;
+  for (let i = 1; i <= N; i++) {
+    publisher.publishFrame('slow2.h1.cpu', new Uint8Array(32), 'h1.cpu.1.', i);
+    if (i % 10 === 0) await new Promise((r) => setTimeout(r, 200));
+  }
+  // With a fixed 150 ms timeout every attempt times out before its 600 ms ack: the buffer never drains.
+  t.true(await publisher.flush(30_000), `buffer drained (retries ${publisher.stats.retries})`);
+  t.is(publisher.stats.published, N);
+  t.is(seen.size, N, 'every frame reached the server');
+  const deliveries = [...seen.values()].reduce((a, b) => a + b, 0);
+  t.true(deliveries <= 2 * N, `${deliveries} deliveries for ${N} frames`);
+  await publisher.close();
+  await nc.close();
+});
