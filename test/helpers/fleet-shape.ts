@@ -2,7 +2,7 @@
  * What one simulated host of the fleet bench sends each tick: the 9 procfs
  * samplers that work on test/fixtures/rootfs (their real readings, values
  * moved per host and tick by simValue) and 16 synthetic samplers in the
- * shape of the kernel (eBPF) samplers, which need a live kernel: 25 samplers,
+ * shape of the kernel (eBPF) samplers, which need a live kernel, and a clock: 26 samplers,
  * 31 latency histograms, like an agent with every sampler on. The kernel
  * shapes are an estimate per sampler (series and histograms per frame), not
  * their exact series; test/bench/record.ts's `spread` gives each histogram
@@ -76,10 +76,17 @@ function selfSampler(): { name: string; points: Point[] } {
   };
 }
 
-/** The 25 samplers of a simulated host, with their descriptors. */
+const KERNEL_NAMES: ReadonlySet<string> = new Set(KERNEL_SHAPES.map(([n]) => n));
+
+/**
+ * The 26 samplers of a simulated host, with their descriptors. The kernel
+ * samplers are left out of the real ones: where the BPF objects are built
+ * they would work (they read the live kernel, not the fixture root) and
+ * come in twice, real and synthetic.
+ */
 export function fleetSamplers(): Promise<SimSampler[]> {
   return fixtureSamplers({
-    samplers: SAMPLER_NAMES,
+    samplers: SAMPLER_NAMES.filter((n) => !KERNEL_NAMES.has(n)),
     synthetic: [...KERNEL_SHAPES.map(([n, c, h]) => kernelSampler(n, c, h)), selfSampler()],
   });
 }

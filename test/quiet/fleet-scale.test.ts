@@ -1,5 +1,5 @@
 /**
- * Issue 19, bounded: 200 simulated hosts × 26 real-shaped samplers for 20 s
+ * Issue 19, bounded (in test/quiet: it loads both CPUs for ~40 s, so it runs alone after the main suite): 200 simulated hosts × 26 real-shaped samplers for 20 s
  * through the real Publisher into a private nats-server, with the fleet
  * exporter, a durable recorder of the whole fleet, the hindsight service
  * and the alert evaluator as CLI processes. Every consumer takes every
