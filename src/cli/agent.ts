@@ -1,7 +1,7 @@
 import type { LevelWithSilent } from 'pino';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
-import { SAMPLER_NAMES } from '../samplers/registry.js';
+import { SAMPLERS } from '../samplers/registry.js';
 import { configPath, durationFlag, keySpec, levelFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
@@ -10,7 +10,7 @@ const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
 
 /** `rezolus agent`: samplers to frames on NATS, until a signal. */
 async function agentMode({ flags }: CliContext): Promise<undefined> {
-  const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, {
+  const config = loadAgentConfig(configPath('agent', flags), SAMPLERS, {
     host: flags.host,
     natsUrl: natsFlag(flags),
     intervalMs: durationFlag(INTERVAL, flags.interval, '--interval'),

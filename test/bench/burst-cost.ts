@@ -20,6 +20,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadUpConfig } from '../../src/config/up.js';
+import { formatDuration } from '../../src/config/units.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
 import { startNatsServer } from '../../src/up/nats-server.js';
 import {
@@ -41,8 +42,8 @@ const wanted = new Set(loadExporterConfig(join(ROOT, 'config', 'exporter.toml'))
 const burstSamplers = SAMPLERS.filter((s) => s.metrics.some((m) => wanted.has(m.name))).map((s) => s.name);
 
 const dir = mkdtempSync(join(tmpdir(), 'rezolus-burst-cost-'));
-// agent.toml's samplers (all at 1 s, [kernel] on), HTTP off for both
-const plainSamplers = new Map(SAMPLERS.map((s) => [s.name, '1s']));
+// agent.toml's samplers at their default intervals ([kernel] on), HTTP off for both
+const plainSamplers = new Map(SAMPLERS.map((s) => [s.name, formatDuration(s.defaultIntervalMs ?? 1000)]));
 const burstIntervals = new Map([...plainSamplers].map(([name, iv]) => [name, burstSamplers.includes(name) ? `${oversampleMs}ms` : iv]));
 writeAgentConfig(join(dir, 'plain.toml'), ROOT, { samplers: plainSamplers });
 writeAgentConfig(join(dir, 'burst.toml'), ROOT, { samplers: burstIntervals });
