@@ -92,11 +92,6 @@ export async function waitFor(
   }
 }
 
-/** The argv of the agent as the benchmarks run it: all samplers, 1 s, warn logs. */
-export function agentArgs(natsUrl: string): string[] {
-  return [ENTRY, 'agent', '--nats', natsUrl, '--host', 'bench', '--interval', '1s', '--log-level', 'warn'];
-}
-
 /**
  * The samplers that read procfs and sysfs only (no BPF, no cgroupfs walk): the
  * set the agent had before the kernel samplers, and the one an old tree and
