@@ -27,7 +27,7 @@ import { connect } from '@nats-io/transport-node';
 import { freePort, startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 import {
   alive, CLK_TCK, cpuModel, cpuTicks, cpuTicksSplit, ENTRY, ensureBuilt, fmt, hostSubjectCounts, memKiB, NATS_SERVER_BIN,
-  PROCFS_SAMPLERS, samplerNamesOf, say, sleep, sleepUntil, spawnAgent, stderrTail, stopChild, treeOf, waitFor, writeAgentConfig,
+  PROCFS_SAMPLERS, samplerNamesOf, say, shippedIntervals, sleep, sleepUntil, spawnAgent, stderrTail, stopChild, treeOf, waitFor, writeAgentConfig,
 } from './common.js';
 
 const NODE_EXPORTER_BIN = '/usr/bin/prometheus-node-exporter';
@@ -41,7 +41,9 @@ const REFERENCE_NE_MS_PER_SCRAPE = 7.0;
 
 const USAGE = `usage: npx tsx test/bench/agent-cpu.ts [SECONDS | --duration SECONDS] [options]   (default 60 s, at least warm-up + 3)
   --samplers all|procfs|a,b,c   which samplers run (default all; procfs = the 9 procfs/sysfs ones, [kernel] off)
-  --interval DUR                every sampler's interval (default 1s; 100ms for 10 Hz)
+  --interval DUR                the interval of every sampler shipped at 1 s (100ms for 10 Hz); the ones shipped
+                                slower (cpu_perf, rezolus_bpf: 10s) keep theirs, as [defaults] interval does.
+                                Default: each sampler at the interval its tree ships
   --warmup S                    seconds left out before the first reading (default ${5})
   --cli PATH                    the compiled CLI to measure (default this checkout's dist/cli/rezolus.js)
   --against PATH                a second compiled CLI (another checkout's dist/cli/rezolus.js, or this one) run at
@@ -76,6 +78,14 @@ if (!Number.isInteger(WARMUP_S) || WARMUP_S < 2 || !Number.isInteger(DURATION_S)
   process.exit(2);
 }
 const INTERVAL = flags.interval ?? '1s';
+/** the interval of each sampler in the agent of `tree`: --interval, but where the tree ships one slower than 1 s */
+const intervalsOf = (tree: string, samplers: readonly string[]): Map<string, string> => {
+  const shipped = shippedIntervals(tree);
+  return new Map(samplers.map((n) => {
+    const own = shipped.get(n) ?? '1s';
+    return [n, flags.interval === undefined || own !== '1s' ? own : INTERVAL];
+  }));
+};
 const INTERVAL_MS = /^(\d+)ms$/.test(INTERVAL) ? Number(INTERVAL.slice(0, -2)) : /^(\d+)s$/.test(INTERVAL) ? Number(INTERVAL.slice(0, -1)) * 1000 : Number.NaN;
 if (!(INTERVAL_MS >= 10 && INTERVAL_MS <= 60_000)) {
   process.stderr.write(`agent-cpu: --interval takes 10ms..60s as Nms or Ns, got "${INTERVAL}"\n`);
@@ -224,7 +234,7 @@ async function run(): Promise<void> {
 
   for (const a of procs.agents) {
     const config = writeAgentConfig(join(procs.dataDir, `${a.host}.toml`), treeOf(a.entry), {
-      samplers: new Map(samplers.map((n) => [n, INTERVAL])),
+      samplers: intervalsOf(treeOf(a.entry), samplers),
       kernel: SAMPLER_SET !== 'procfs',
       // as shipped (HTTP on), each on a port of its own
       httpListen: flags['no-http'] === true ? undefined : `127.0.0.1:${await freePort()}`,
@@ -269,6 +279,10 @@ async function run(): Promise<void> {
   const tB = S + DURATION_S * 1000 + 550;
   say(`CPU: ${cpuModel()}; node ${process.version}`);
   say(`samplers (${samplers.length}, every ${INTERVAL}${SAMPLER_SET === 'procfs' ? ', [kernel] off' : ''}${flags['no-http'] === true ? ', [http] off' : ''}): ${samplers.join(', ')}`);
+  for (const a of procs.agents) {
+    const slower = [...intervalsOf(treeOf(a.entry), samplers)].filter(([, iv]) => iv !== INTERVAL);
+    if (slower.length > 0) say(`  ${a.label} runs ${slower.map(([n, iv]) => `${n} at ${iv}`).join(', ')} (as its tree ships them)`);
+  }
   for (const a of procs.agents) say(`${a.label}: pid ${a.child?.pid}, host ${a.host}, ${a.entry}${a.nodeArgs.length > 0 ? `, node ${a.nodeArgs.join(' ')}` : ''}`);
   say(
     `node_exporter pid ${exporter.pid} (127.0.0.1:${nePort}), nats-server pid ${procs.nats.pid} (${natsUrl}); ` +

@@ -118,6 +118,12 @@ export function samplerNamesOf(tree: string): string[] {
   return [...agentConfigSections(tree)].filter((s) => s.startsWith('samplers.')).map((s) => s.slice('samplers.'.length));
 }
 
+/** Each sampler's interval as a checkout ships it (the `interval` of its [samplers.x] table in config/agent.toml). */
+export function shippedIntervals(tree: string): Map<string, string> {
+  const text = readFileSync(join(tree, 'config', 'agent.toml'), 'utf8');
+  return new Map([...text.matchAll(/^\[samplers\.([a-z0-9_]+)\]\n(?:.*\n)*?interval = "([^"]+)"$/gm)].map((m) => [m[1] as string, m[2] as string]));
+}
+
 export interface AgentConfigOptions {
   /** sampler name -> interval ("1s", "100ms"); every other sampler is off */
   readonly samplers: ReadonlyMap<string, string>;
