@@ -1,0 +1,96 @@
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags } from '../../src/agent/v8-flags.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+import { startTestNats } from '../helpers/nats.js';
+import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
+
+test('the agent mode sets --lite-mode unless REZOLUS_AGENT_V8_FLAGS says otherwise', (t) => {
+  t.deepEqual([...AGENT_V8_FLAGS], ['--lite-mode']);
+  t.deepEqual(agentV8Flags({}), ['--lite-mode']);
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: '' }), [], 'empty: none');
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: ' --max-lazy   --single-threaded ' }), ['--max-lazy', '--single-threaded']);
+});
+
+/** process.env with REZOLUS_AGENT_V8_FLAGS set to `value`, or without it. */
+function envWith(value: string | undefined): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env[AGENT_V8_FLAGS_ENV];
+  if (value !== undefined) env[AGENT_V8_FLAGS_ENV] = value;
+  return env;
+}
+
+/**
+ * V8's optimisation status of a hot function compiled after the compiled
+ * applyAgentV8Flags ran in a fresh node (bits of %GetOptimizationStatus:
+ * 1 << 6 TurboFanned, 1 << 13 lite mode).
+ */
+function hotFunctionStatus(flags: string | undefined): number {
+  rezolusArgv(); // builds dist/ when stale
+  const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
+  const script = [
+    `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
+    `import { setFlagsFromString } from 'node:v8';`,
+    'applyAgentV8Flags(process.env);',
+    `setFlagsFromString('--allow-natives-syntax');`,
+    `const status = new Function('f', 'return %GetOptimizationStatus(f)');`,
+    `const hot = new Function('n', 'let s = 0; for (let i = 0; i < n; i++) s += i * 2; return s;');`,
+    'for (let i = 0; i < 20000; i++) hot(100);',
+    'process.stdout.write(String(status(hot)));',
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
+  if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
+  return Number(r.stdout);
+}
+
+test('code compiled after the flags are set stays in the interpreter (lite mode); with none it is optimised', (t) => {
+  const LITE = 1 << 13;
+  const TURBOFANNED = 1 << 6;
+  const lite = hotFunctionStatus(undefined);
+  t.true((lite & LITE) !== 0, `lite mode: status ${lite.toString(2)}`);
+  t.is(lite & TURBOFANNED, 0, 'a hot function is not optimised');
+  const plain = hotFunctionStatus('');
+  t.is(plain & LITE, 0, `no flags: status ${plain.toString(2)}`);
+  t.true((plain & TURBOFANNED) !== 0, 'a hot function is optimised');
+});
+
+/** The `agent running` log line of `rezolus agent` on the fixture root, REZOLUS_AGENT_V8_FLAGS as given. */
+async function runningLine(flags: string | undefined): Promise<Record<string, unknown>> {
+  const server = await startTestNats();
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-v8-flags-test-'));
+  const config = join(dir, 'agent.toml');
+  writeFileSync(config, '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
+  const child = spawn(
+    process.execPath,
+    rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info'),
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: envWith(flags) },
+  );
+  try {
+    return await new Promise<Record<string, unknown>>((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`no "agent running" line within 60 s: ${text}`)), 60_000);
+      child.stderr.on('data', (d: Buffer) => {
+        text += d.toString();
+        const line = text.split('\n').find((l) => l.includes('"agent running"'));
+        if (line === undefined) return;
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as Record<string, unknown>);
+      });
+      child.once('exit', (code) => reject(new Error(`the agent exited ${code}: ${text}`)));
+    });
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
+    await server.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('rezolus agent says the V8 flags it runs with', async (t) => {
+  t.deepEqual((await runningLine(undefined)).v8_flags, ['--lite-mode']);
+  t.deepEqual((await runningLine('')).v8_flags, []);
+});
