@@ -94,6 +94,7 @@ export class Publisher {
   private inflight = 0;
   private recovering = false;
   private retrying = false;
+  private pumpScheduled = false;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly window: number;
@@ -178,7 +179,22 @@ export class Publisher {
     this.stats.buffered++;
     this.stats.bufferedBytes += bytes;
     this.evict();
-    this.pump();
+    this.schedulePump();
+  }
+
+  /**
+   * Sends what is queued once the current turn of the event loop is done
+   * (setImmediate), so the frames of one tick leave in one socket write:
+   * nats-core flushes in a microtask after the first publish, and a sampler
+   * whose frame came a few microtasks later went out in a write of its own.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /**
