@@ -2,24 +2,27 @@
  * V8 flags the `agent` mode sets before its code is loaded (src/cli/rezolus.ts).
  *
  * At one tick a second the agent's functions run too rarely for V8's
- * compilers to pay: every tick finds caches cold, and the optimising tiers
- * spend CPU compiling code that runs once more before it is thrown away.
- * --lite-mode keeps it in the interpreter, allocates no feedback vectors and
- * favours size. Measured with test/bench/agent-cpu.ts, the same agent with
- * and without it in one window (2-vCPU AMD EPYC VM, procfs samplers at 1 Hz):
- * CPU per tick 0.72-0.83x, RSS 0.85-0.90x, peak RSS 0.79-0.80x; the figures
- * of every sampler at 1 Hz and at 10 Hz are in test/bench/README.md ("agent
- * cost (issue 19)"). Set through v8.setFlagsFromString, which works for code
- * compiled after it: node has no way to restart itself with flags in place
- * (no exec), and NODE_OPTIONS does not take this flag.
+ * optimising compiler to pay: every tick finds caches cold, and TurboFan
+ * spends CPU (and code space) on functions that run a few more times before
+ * their code is thrown away. --no-opt keeps the interpreter and the baseline
+ * compiler (Sparkplug). Measured with test/bench/agent-cpu.ts, the same agent
+ * with and without the flag in one window (2-vCPU AMD EPYC VM, 1 Hz): the 9
+ * procfs samplers 0.73x CPU per tick and 0.90x RSS; every sampler 0.94x CPU,
+ * 0.98x RSS. --lite-mode (no feedback, no baseline code) went further on the
+ * procfs samplers (0.72-0.83x CPU, 0.85x RSS) but cost every sampler 1.33x CPU
+ * (the kernel samplers' loops over histogram buckets and CPUs run
+ * interpreted) for 0.83x RSS: for a host short of memory, not the default.
+ * Set through v8.setFlagsFromString, which holds for code compiled after it:
+ * node cannot restart itself with flags in place (no exec), and NODE_OPTIONS
+ * refuses V8 flags of this kind.
  *
  * REZOLUS_AGENT_V8_FLAGS replaces the list (space-separated; empty: none).
  * `rezolus up` runs the agent inside the process of the exporter and the
- * viewer, which want the optimising compilers: it sets none.
+ * viewer, which want the optimising compiler: it sets none.
  */
 import { setFlagsFromString } from 'node:v8';
 
-export const AGENT_V8_FLAGS: readonly string[] = ['--lite-mode'];
+export const AGENT_V8_FLAGS: readonly string[] = ['--no-opt'];
 export const AGENT_V8_FLAGS_ENV = 'REZOLUS_AGENT_V8_FLAGS';
 
 let applied: readonly string[] = [];

@@ -51,6 +51,7 @@ const USAGE = `usage: npx tsx test/bench/agent-cpu.ts [SECONDS | --duration SECO
   --no-http                     [http] off for both (default: on as shipped, each on a free port)
   --node-args "FLAGS"           node/V8 flags for this tree's agent (e.g. "--max-semi-space-size=4")
   --against-node-args "FLAGS"   the same for the --against agent
+  --env K=V, --against-env K=V  environment for one agent (e.g. REZOLUS_AGENT_V8_FLAGS= for none)
 `;
 const { values: flags, positionals } = parseArgs({
   options: {
@@ -63,6 +64,8 @@ const { values: flags, positionals } = parseArgs({
     'node-args': { type: 'string' },
     'no-http': { type: 'boolean' },
     'against-node-args': { type: 'string' },
+    env: { type: 'string', multiple: true },
+    'against-env': { type: 'string', multiple: true },
     help: { type: 'boolean', short: 'h' },
   },
   allowPositionals: true,
@@ -99,6 +102,8 @@ if (AGAINST !== undefined && !existsSync(AGAINST)) {
   process.exit(2);
 }
 const splitArgs = (s: string | undefined): string[] => (s ?? '').split(/\s+/).filter((x) => x !== '');
+const envOf = (list: readonly string[] | undefined): Record<string, string> =>
+  Object.fromEntries((list ?? []).map((kv) => [kv.slice(0, Math.max(0, kv.indexOf('='))), kv.slice(kv.indexOf('=') + 1)]).filter(([k]) => k !== ''));
 /** the targets of issue 19 for every sampler: % of one core at 1 Hz and at 10 Hz, RSS MiB */
 const TARGET_SHARE_PCT = INTERVAL_MS >= 1000 ? 0.5 : 2;
 const TARGET_RSS_ALL_MIB = INTERVAL_MS >= 1000 ? 70 : 80;
@@ -154,6 +159,7 @@ interface Agent {
   readonly entry: string;
   readonly host: string;
   readonly nodeArgs: readonly string[];
+  readonly env: Record<string, string>;
   child?: ChildProcess;
   log?: () => string;
 }
@@ -224,8 +230,10 @@ async function run(): Promise<void> {
   if (CLI === ENTRY) ensureBuilt();
   ensureNodeExporter();
 
-  procs.agents.push({ label: 'agent', entry: CLI, host: 'bench', nodeArgs: splitArgs(flags['node-args']) });
-  if (AGAINST !== undefined) procs.agents.push({ label: 'against', entry: AGAINST, host: 'against', nodeArgs: splitArgs(flags['against-node-args']) });
+  procs.agents.push({ label: 'agent', entry: CLI, host: 'bench', nodeArgs: splitArgs(flags['node-args']), env: envOf(flags.env) });
+  if (AGAINST !== undefined) {
+    procs.agents.push({ label: 'against', entry: AGAINST, host: 'against', nodeArgs: splitArgs(flags['against-node-args']), env: envOf(flags['against-env']) });
+  }
   const samplers = samplerSet(procs.agents.map((a) => treeOf(a.entry)));
 
   procs.dataDir = mkdtempSync(join(tmpdir(), 'rezolus-bench-cpu-'));
@@ -239,7 +247,7 @@ async function run(): Promise<void> {
       // as shipped (HTTP on), each on a port of its own
       httpListen: flags['no-http'] === true ? undefined : `127.0.0.1:${await freePort()}`,
     });
-    a.child = spawnAgent({ entry: a.entry, natsUrl, host: a.host, config, nodeArgs: a.nodeArgs });
+    a.child = spawnAgent({ entry: a.entry, natsUrl, host: a.host, config, nodeArgs: a.nodeArgs, env: a.env });
     a.log = stderrTail(a.child);
   }
   const agents = procs.agents.map((a) => a.child as ChildProcess);
@@ -283,7 +291,10 @@ async function run(): Promise<void> {
     const slower = [...intervalsOf(treeOf(a.entry), samplers)].filter(([, iv]) => iv !== INTERVAL);
     if (slower.length > 0) say(`  ${a.label} runs ${slower.map(([n, iv]) => `${n} at ${iv}`).join(', ')} (as its tree ships them)`);
   }
-  for (const a of procs.agents) say(`${a.label}: pid ${a.child?.pid}, host ${a.host}, ${a.entry}${a.nodeArgs.length > 0 ? `, node ${a.nodeArgs.join(' ')}` : ''}`);
+  for (const a of procs.agents) {
+    const env = Object.entries(a.env).map(([k, v]) => `${k}=${v}`).join(' ');
+    say(`${a.label}: pid ${a.child?.pid}, host ${a.host}, ${a.entry}${a.nodeArgs.length > 0 ? `, node ${a.nodeArgs.join(' ')}` : ''}${env === '' ? '' : `, ${env}`}`);
+  }
   say(
     `node_exporter pid ${exporter.pid} (127.0.0.1:${nePort}), nats-server pid ${procs.nats.pid} (${natsUrl}); ` +
       `running ${DURATION_S} s, measuring the last ${DURATION_S - WARMUP_S} s`,

@@ -161,6 +161,8 @@ export interface AgentSpawn {
   readonly logLevel?: string;
   /** more agent options (--procfs DIR ...) */
   readonly extraArgs?: readonly string[];
+  /** environment added for this agent (REZOLUS_AGENT_V8_FLAGS=...) */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts a compiled agent (stdout ignored, stderr piped for stderrTail); REZOLUS_NATS_URL cleared. */
@@ -168,7 +170,7 @@ export function spawnAgent(a: AgentSpawn): ChildProcess {
   return spawn(
     process.execPath,
     [...(a.nodeArgs ?? []), a.entry, 'agent', '--config', a.config, '--nats', a.natsUrl, '--host', a.host, '--log-level', a.logLevel ?? 'warn', ...(a.extraArgs ?? [])],
-    { cwd: treeOf(a.entry), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_URL: '' } },
+    { cwd: treeOf(a.entry), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_URL: '', ...a.env } },
   );
 }
 
