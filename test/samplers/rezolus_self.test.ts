@@ -21,7 +21,7 @@ class Figures implements AgentIntrospection {
 }
 
 const stats = (name: string, refreshes: number): SamplerStats => ({ name, refreshNs: BigInt(refreshes) * 1000n, refreshes, errors: 0, skipped: 0, overruns: 0 });
-const valueOf = (points: readonly Point[], metric: string, labels: Record<string, string> = {}): unknown =>
+const seriesValue = (points: readonly Point[], metric: string, labels: Record<string, string> = {}): unknown =>
   points.find((p) => p.metric.name === metric && Object.entries(labels).every(([k, v]) => p.labels[k] === v))?.value;
 
 test('rezolus_self writes new values into the points of an unchanged layout, and makes new points when the samplers change', async (t) => {
@@ -32,8 +32,8 @@ test('rezolus_self writes new values into the points of an unchanged layout, and
 
   const first = (await sampler.refresh()).points;
   t.is(first.length, 10 + 5 + 2 * 5);
-  t.is(valueOf(first, 'rezolus_sampler_refreshes', { sampler: 'a' }), 1);
-  t.is(valueOf(first, 'rezolus_sampler_state', { sampler: 'b', state: 'disabled' }), 1);
+  t.is(seriesValue(first, 'rezolus_sampler_refreshes', { sampler: 'a' }), 1);
+  t.is(seriesValue(first, 'rezolus_sampler_state', { sampler: 'b', state: 'disabled' }), 1);
 
   // same samplers: the same points, this refresh's values
   agent.stats = [stats('a', 2)];
@@ -41,17 +41,17 @@ test('rezolus_self writes new values into the points of an unchanged layout, and
   agent.published = 7;
   const second = (await sampler.refresh()).points;
   t.is(second, first);
-  t.is(valueOf(second, 'rezolus_sampler_refreshes', { sampler: 'a' }), 2);
-  t.is(valueOf(second, 'rezolus_sampler_refresh_time', { sampler: 'a' }), 2000n);
-  t.is(valueOf(second, 'rezolus_publish_frames'), 7);
-  t.is(valueOf(second, 'rezolus_sampler_state', { sampler: 'a', state: 'active' }), 0);
-  t.is(valueOf(second, 'rezolus_sampler_state', { sampler: 'a', state: 'failed' }), 1);
+  t.is(seriesValue(second, 'rezolus_sampler_refreshes', { sampler: 'a' }), 2);
+  t.is(seriesValue(second, 'rezolus_sampler_refresh_time', { sampler: 'a' }), 2000n);
+  t.is(seriesValue(second, 'rezolus_publish_frames'), 7);
+  t.is(seriesValue(second, 'rezolus_sampler_state', { sampler: 'a', state: 'active' }), 0);
+  t.is(seriesValue(second, 'rezolus_sampler_state', { sampler: 'a', state: 'failed' }), 1);
 
   // another sampler with stats: a new array (the agent's layout check compares arrays), with its series
   agent.stats = [stats('a', 3), stats('b', 1)];
   const third = (await sampler.refresh()).points;
   t.not(third, first);
   t.is(third.length, 10 + 2 * 5 + 2 * 5);
-  t.is(valueOf(third, 'rezolus_sampler_refreshes', { sampler: 'b' }), 1);
-  t.is(valueOf(first, 'rezolus_sampler_refreshes', { sampler: 'a' }), 2, 'the old array is left as it was');
+  t.is(seriesValue(third, 'rezolus_sampler_refreshes', { sampler: 'b' }), 1);
+  t.is(seriesValue(first, 'rezolus_sampler_refreshes', { sampler: 'a' }), 2, 'the old array is left as it was');
 });
