@@ -1,8 +1,4 @@
-import { applyAgentV8Flags } from '../agent/v8-flags.js';
-
-// The agent's V8 flags go in before the CLI's modules are compiled (agent/v8-flags.ts).
-if (process.argv[2] === 'agent') applyAgentV8Flags(process.env);
-const { main } = await import('./main.js');
+import { main } from './main.js';
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -4,16 +4,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags } from '../../src/agent/v8-flags.js';
+import { AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags, NO_OPT_FROM_MS } from '../../src/agent/v8-flags.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats } from '../helpers/nats.js';
 import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
 
-test('the agent mode sets --no-opt unless REZOLUS_AGENT_V8_FLAGS says otherwise', (t) => {
+test('the agent sets --no-opt when no sampler runs faster than 1 s, none when one does, and REZOLUS_AGENT_V8_FLAGS overrides both', (t) => {
   t.deepEqual([...AGENT_V8_FLAGS], ['--no-opt']);
-  t.deepEqual(agentV8Flags({}), ['--no-opt']);
-  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: '' }), [], 'empty: none');
-  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: ' --max-lazy   --single-threaded ' }), ['--max-lazy', '--single-threaded']);
+  t.is(NO_OPT_FROM_MS, 1000);
+  t.deepEqual(agentV8Flags({}, 1000), ['--no-opt']);
+  t.deepEqual(agentV8Flags({}, 10_000), ['--no-opt']);
+  t.deepEqual(agentV8Flags({}, Number.POSITIVE_INFINITY), ['--no-opt'], 'no sampler enabled');
+  t.deepEqual(agentV8Flags({}, 999), [], 'a sampler faster than 1 s: the optimising compiler pays');
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: '' }, 1000), [], 'empty: none');
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: ' --max-lazy   --single-threaded ' }, 100), ['--max-lazy', '--single-threaded']);
 });
 
 /** process.env with REZOLUS_AGENT_V8_FLAGS set to `value`, or without it. */
@@ -35,7 +39,7 @@ function hotFunctionStatus(flags: string | undefined): number {
   const script = [
     `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
     `import { setFlagsFromString } from 'node:v8';`,
-    'applyAgentV8Flags(process.env);',
+    'applyAgentV8Flags(process.env, 1000);',
     `setFlagsFromString('--allow-natives-syntax');`,
     `const status = new Function('f', 'return %GetOptimizationStatus(f)');`,
     `const hot = new Function('n', 'let s = 0; for (let i = 0; i < n; i++) s += i * 2; return s;');`,
@@ -58,14 +62,14 @@ test('a hot function compiled after the flags are set is not optimised by TurboF
 });
 
 /** The `agent running` log line of `rezolus agent` on the fixture root, REZOLUS_AGENT_V8_FLAGS as given. */
-async function runningLine(flags: string | undefined): Promise<Record<string, unknown>> {
+async function runningLine(flags: string | undefined, ...extra: string[]): Promise<Record<string, unknown>> {
   const server = await startTestNats();
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-v8-flags-test-'));
   const config = join(dir, 'agent.toml');
   writeFileSync(config, '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
   const child = spawn(
     process.execPath,
-    rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info'),
+    rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info', ...extra),
     { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: envWith(flags) },
   );
   try {
@@ -89,7 +93,8 @@ async function runningLine(flags: string | undefined): Promise<Record<string, un
   }
 }
 
-test('rezolus agent says the V8 flags it runs with', async (t) => {
+test('rezolus agent says the V8 flags it runs with: --no-opt at 1 s, none at 100 ms or when told', async (t) => {
   t.deepEqual((await runningLine(undefined)).v8_flags, ['--no-opt']);
+  t.deepEqual((await runningLine(undefined, '--interval', '100ms')).v8_flags, []);
   t.deepEqual((await runningLine('')).v8_flags, []);
 });
