@@ -82,7 +82,7 @@ try {
   const fps = (i: number): number => ((m1[i] as number) - (m0[i] as number)) / seconds;
   say(`CPU: ${cpuModel()}; ${fmt(seconds, 0)} s after ${WARMUP_S} s warm-up, both agents at once`);
   say(`burst samplers (${burstSamplers.join(', ')}) at ${oversampleMs} ms, the rest at 1 s:`);
-  say(`  every sampler at 1 s   : ${fmt(pct(0))} % of a core, RSS ${fmt(rss[0] as number / 1024, 0)} MiB, ${fmt(fps(0), 1)} frames/s`);
+  say(`  agent.toml's intervals : ${fmt(pct(0))} % of a core, RSS ${fmt(rss[0] as number / 1024, 0)} MiB, ${fmt(fps(0), 1)} frames/s`);
   say(`  as rezolus up runs it  : ${fmt(pct(1))} % of a core, RSS ${fmt(rss[1] as number / 1024, 0)} MiB, ${fmt(fps(1), 1)} frames/s`);
   say(`  ratio                  : ${fmt(pct(1) / pct(0))} x CPU, +${fmt(pct(1) - pct(0))} points of a core`);
 } finally {
