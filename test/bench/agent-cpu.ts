@@ -1,10 +1,13 @@
 /**
- * CPU and memory of the compiled agent (all samplers, 1 s interval, publishing
- * to a private nats-server) side by side with Debian's prometheus-node-exporter
- * scraped once a second, over the same window on the same machine.
+ * CPU and memory of the compiled agent (all samplers, or --samplers, at the
+ * intervals its tree ships, publishing to a private nats-server) side by side
+ * with Debian's prometheus-node-exporter scraped once a second, over the same
+ * window on the same machine; with --against, a second compiled CLI (another
+ * checkout) with the same samplers in the same window.
  *
  *   npx tsx test/bench/agent-cpu.ts            # 60 s
  *   npx tsx test/bench/agent-cpu.ts 10         # quick check (also --duration 10)
+ *   npx tsx test/bench/agent-cpu.ts 100 --warmup 20 --samplers procfs --against ../old/dist/cli/rezolus.js
  *
  * CPU is utime+stime from /proc/<pid>/stat (all threads), read at t=5 s (after
  * the warm-up) and at the end; RSS is VmRSS from /proc/<pid>/status, sampled
