@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { AGENT_SPEC, SAMPLER_KEYS } from '../src/config/agent.js';
 import { EXPORTER_SPEC, OVERSAMPLE_METRICS } from '../src/config/exporter.js';
 import type { FileSpec, KeySpec, SectionSpec } from '../src/config/schema.js';
+import { formatDuration } from '../src/config/units.js';
 import { UP_SPEC } from '../src/config/up.js';
 import { HINDSIGHT_SPEC } from '../src/config/hindsight.js';
 import { ALERTS_SPEC } from '../src/config/alerts.js';
@@ -69,7 +70,13 @@ const CLUSTER_WHY = 'For a 3-node NATS cluster, which keeps every stream and buc
 
 export function agentToml(overrides: Overrides = {}, why = ''): string {
   const samplers = SAMPLERS.map((s) =>
-    [`# ${s.description}`, `[samplers.${s.name}]`, ...Object.entries(SAMPLER_KEYS.keys).map(([k, spec]) => `${k} = ${tomlValue(spec)}`)].join('\n'),
+    [
+      `# ${s.description}`,
+      `[samplers.${s.name}]`,
+      ...Object.entries(SAMPLER_KEYS.keys).map(([k, spec]) =>
+        k === 'interval' && s.defaultIntervalMs !== undefined ? `${k} = ${JSON.stringify(formatDuration(s.defaultIntervalMs))}` : `${k} = ${tomlValue(spec)}`,
+      ),
+    ].join('\n'),
   );
   return tomlFile('rezolus agent', AGENT_SPEC, [`# ${SAMPLER_KEYS.doc} Keys left out take [defaults].`, ...samplers], overrides, why);
 }

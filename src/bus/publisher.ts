@@ -3,14 +3,13 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { AckedPublisher } from './acks.js';
 import { publishFailure } from './api-errors.js';
-import { DESCRIPTOR_BUCKET, descriptorKey, taggedMsgId } from './subjects.js';
-import { randomBytes } from 'node:crypto';
+import { DESCRIPTOR_BUCKET, descriptorKey, MsgIdTags, taggedMsgId } from './subjects.js';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { MessageTooLargeError, PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
-  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly idPrefix: string; readonly seq: number }
+  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly idPrefix: string; readonly seq: number; readonly tag: string }
   | { readonly kind: 'kv'; readonly key: string; readonly value: string };
 
 type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean };
@@ -95,12 +94,13 @@ export class Publisher {
   private inflight = 0;
   private recovering = false;
   private retrying = false;
+  private pumpScheduled = false;
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly window: number;
   private readonly acks: AckedPublisher;
-  /** keys the tag of every Nats-Msg-Id this run publishes (subjects.ts taggedMsgId): another host cannot predict them */
-  private readonly idKey = randomBytes(32);
+  /** the random tag of every Nats-Msg-Id this run publishes (subjects.ts taggedMsgId): another host cannot predict them */
+  private readonly tags = new MsgIdTags();
 
   constructor(private readonly o: PublisherOptions) {
     this.window = o.window ?? 64;
@@ -108,13 +108,13 @@ export class Publisher {
   }
 
   /**
-   * Queues a frame whose Nats-Msg-Id is `idPrefix + seq` (and its tag, taggedMsgId). The prefix and
+   * Queues a frame whose Nats-Msg-Id is `idPrefix + seq` and a random tag drawn now (taggedMsgId). The prefix and
    * subject are one string per sampler run, shared by its frames: a
    * buffered frame costs its bytes plus ITEM_OVERHEAD_BYTES of bookkeeping,
    * and that is what max_bufferBytes counts.
    */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
-    this.push({ kind: 'frame', subject, data, idPrefix, seq }, data.byteLength + ITEM_OVERHEAD_BYTES);
+    this.push({ kind: 'frame', subject, data, idPrefix, seq, tag: this.tags.next() }, data.byteLength + ITEM_OVERHEAD_BYTES);
   }
 
   /**
@@ -179,7 +179,22 @@ export class Publisher {
     this.stats.buffered++;
     this.stats.bufferedBytes += bytes;
     this.evict();
-    this.pump();
+    this.schedulePump();
+  }
+
+  /**
+   * Sends what is queued once the current turn of the event loop is done
+   * (setImmediate), so the frames of one tick leave in one socket write:
+   * nats-core flushes in a microtask after the first publish, and a sampler
+   * whose frame came a few microtasks later went out in a write of its own.
+   */
+  private schedulePump(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /**
@@ -358,7 +373,7 @@ export class Publisher {
       this.stats.descriptorsPut++;
       return;
     }
-    const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, this.idKey));
+    const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, item.tag));
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
   }

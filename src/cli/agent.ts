@@ -1,7 +1,8 @@
 import type { LevelWithSilent } from 'pino';
+import { applyAgentV8Flags } from '../agent/v8-flags.js';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
-import { SAMPLER_NAMES } from '../samplers/registry.js';
+import { SAMPLERS } from '../samplers/registry.js';
 import { configPath, durationFlag, keySpec, levelFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
@@ -10,7 +11,7 @@ const INTERVAL = keySpec(AGENT_SPEC.defaults, 'interval');
 
 /** `rezolus agent`: samplers to frames on NATS, until a signal. */
 async function agentMode({ flags }: CliContext): Promise<undefined> {
-  const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, {
+  const config = loadAgentConfig(configPath('agent', flags), SAMPLERS, {
     host: flags.host,
     natsUrl: natsFlag(flags),
     intervalMs: durationFlag(INTERVAL, flags.interval, '--interval'),
@@ -18,6 +19,9 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
   });
   const cfg = { ...config, procfs: flags.procfs ?? config.procfs, sysfs: flags.sysfs ?? config.sysfs };
   const log = createLogger(cfg.logLevel as LevelWithSilent);
+  // V8 flags by the fastest sampler, before the agent's modules load (agent/v8-flags.ts)
+  const intervals = Object.values(cfg.samplers).filter((s) => s.enabled).map((s) => s.intervalMs);
+  applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');
   const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log);

@@ -13,7 +13,7 @@ import type { KeySpec } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { unwritableReason } from '../files/writable.js';
 import { createLogger } from '../log/logger.js';
-import { SAMPLER_NAMES, SAMPLERS } from '../samplers/registry.js';
+import { SAMPLERS } from '../samplers/registry.js';
 import { VERSION } from '../version.js';
 import { CONFIG_DIR, configPath, durationFlag, hostsFlag, keySpec, levelFlag, listenFlag, natsFlag } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
@@ -66,7 +66,7 @@ async function upMode({ flags }: CliContext): Promise<undefined> {
   const hosts = hostsFlag(HOSTS, flags.hosts, '--hosts');
   const exporterBase = loadExporterConfig(existing(up.exporterConfig), { listen, intervalMs: scrapeMs, logLevel });
   const burst = burstSamplers(exporterBase.oversampleMetrics, up.oversampleIntervalMs);
-  const agent = loadAgentConfig(existing(up.agentConfig), SAMPLER_NAMES, { host: flags.host, intervalMs, samplerIntervalMs: burst.intervals, logLevel });
+  const agent = loadAgentConfig(existing(up.agentConfig), SAMPLERS, { host: flags.host, intervalMs, samplerIntervalMs: burst.intervals, logLevel });
   // up's exporter shows this host unless --hosts says otherwise (hosts in exporter.toml is for a fleet's exporter)
   const exporter = { ...exporterBase, hosts: hosts ?? agent.host };
   const hindsight = loadHindsightConfig(existing(up.hindsightConfig), {

@@ -21,7 +21,7 @@ export const AGENT_SPEC: FileSpec = {
     doc: 'Defaults for every sampler; a [samplers.<name>] table overrides them.',
     keys: {
       enabled: { type: 'boolean', default: true, doc: 'Run samplers unless their own table says otherwise.' },
-      interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Refresh interval; ticks are aligned to whole intervals of the wall clock. --interval overrides every sampler.' },
+      interval: { type: 'duration', default: '1s', minMs: 10, doc: 'Refresh interval; ticks are aligned to whole intervals of the wall clock. Samplers with a slower default of their own (cpu_perf, rezolus_bpf: 10s, shown in their tables) keep it unless their table sets one. --interval overrides every sampler.' },
     },
   },
   stream: {
@@ -122,8 +122,17 @@ export interface AgentOverrides {
   readonly logLevel?: string | undefined;
 }
 
-/** Loads config/agent.toml (or defaults) and applies command-line overrides. */
-export function loadAgentConfig(path: string | undefined, samplerNames: readonly string[], o: AgentOverrides = {}): AgentConfig {
+/** A sampler the config knows: its name, and its own default interval when it has one (SamplerDefinition). */
+export type ConfigSampler = string | { readonly name: string; readonly defaultIntervalMs?: number };
+
+/**
+ * Loads config/agent.toml (or defaults) and applies command-line overrides.
+ * A sampler's interval: --interval, else the overrides' per-sampler one, else
+ * its own table's, else its own default (defaultIntervalMs), else [defaults].
+ */
+export function loadAgentConfig(path: string | undefined, samplerList: readonly ConfigSampler[], o: AgentOverrides = {}): AgentConfig {
+  const samplerNames = samplerList.map((s) => (typeof s === 'string' ? s : s.name));
+  const ownDefault = new Map(samplerList.flatMap((s) => (typeof s === 'string' || s.defaultIntervalMs === undefined ? [] : [[s.name, s.defaultIntervalMs] as const])));
   const tables: Record<string, TableSpec> = { samplers: { names: samplerNames, keys: SAMPLER_KEYS } };
   const f = loadConfig(path, AGENT_SPEC, tables);
   const s = (section: string, key: string): unknown => f.sections[section]?.[key];
@@ -132,7 +141,7 @@ export function loadAgentConfig(path: string | undefined, samplerNames: readonly
     const own = f.tables.samplers?.[name] ?? {};
     samplers[name] = {
       enabled: (own.enabled ?? s('defaults', 'enabled')) as boolean,
-      intervalMs: o.intervalMs ?? o.samplerIntervalMs?.[name] ?? ((own.interval ?? s('defaults', 'interval')) as number),
+      intervalMs: o.intervalMs ?? o.samplerIntervalMs?.[name] ?? ((own.interval ?? ownDefault.get(name) ?? s('defaults', 'interval')) as number),
     };
   }
   const host = o.host ?? (s('general', 'host') as string);

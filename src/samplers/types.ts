@@ -74,6 +74,12 @@ export interface SamplerDefinition {
    * too costly to read many times a second (cgroupfs). The agent says so once.
    */
   readonly minIntervalMs?: number;
+  /**
+   * Its interval when its own [samplers.<name>] table gives none, instead of
+   * [defaults] interval: a slower default for figures that move slowly and
+   * cost a frame a tick all the same. --interval still sets it.
+   */
+  readonly defaultIntervalMs?: number;
   /** the BPF objects it loads, as declared in TS; a test checks them against the compiled C */
   readonly layouts?: readonly BpfLayout[];
   readonly metrics: readonly MetricDecl[];

@@ -11,19 +11,23 @@
  * "(garbage collector)" and "(program)"; /proc utime+stime is printed beside it.
  * The profiler adds overhead of its own, so read shares, not absolute figures.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 import {
-  agentArgs, alive, CLK_TCK, cpuTicksSplit, ensureBuilt, fmt, NATS_SERVER_BIN, ROOT, say, sleep, stderrTail, stopChild,
+  alive, CLK_TCK, cpuModel, cpuTicksSplit, ENTRY, ensureBuilt, fmt, NATS_SERVER_BIN, PROCFS_SAMPLERS, samplerNamesOf, say, sleep, spawnAgent,
+  stderrTail, stopChild, treeOf, writeAgentConfig,
   type CallFrame, type CpuProfile, type ProfileNode,
 } from './common.js';
 
 const { values: flags, positionals } = parseArgs({
-  options: { keep: { type: 'boolean' }, top: { type: 'string' }, interval: { type: 'string' }, skip: { type: 'string' } },
+  options: {
+    keep: { type: 'boolean' }, top: { type: 'string' }, interval: { type: 'string' }, skip: { type: 'string' },
+    cli: { type: 'string' }, samplers: { type: 'string' }, 'sampler-interval': { type: 'string' }, 'node-args': { type: 'string' },
+  },
   allowPositionals: true,
 });
 const SECONDS = Number(positionals[0] ?? 20);
@@ -33,7 +37,10 @@ const SAMPLE_US = Number(flags.interval ?? 250);
 /** start-up (module loading, stream and bucket set-up) left out of the summary, s */
 const SKIP_S = Number(flags.skip ?? 5);
 if (!Number.isInteger(SECONDS) || SECONDS < 3 || SECONDS > 600 || !(SKIP_S >= 0 && SKIP_S <= 900) || !(SAMPLE_US >= 50)) {
-  process.stderr.write('usage: npx tsx test/bench/agent-profile.ts [SECONDS=20] [--skip S=5, up to 900] [--interval US=250] [--top N=20] [--keep]\n');
+  process.stderr.write(
+    'usage: npx tsx test/bench/agent-profile.ts [SECONDS=20] [--skip S=5, up to 900] [--interval US=250] [--top N=20] [--keep]\n' +
+      '       [--cli PATH (another checkout\'s dist/cli/rezolus.js)] [--samplers all|procfs] [--sampler-interval 1s] [--node-args "FLAGS"]\n',
+  );
   process.exit(2);
 }
 
@@ -139,20 +146,31 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const watchdog = setTimeout(() => void cleanup().finally(() => process.exit(1)), (SECONDS + 180) * 1000);
 watchdog.unref();
 
+const CLI = flags.cli === undefined ? ENTRY : resolve(flags.cli);
+const PROCFS_ONLY = flags.samplers === 'procfs';
+
 async function run(): Promise<void> {
-  ensureBuilt();
+  if (CLI === ENTRY) ensureBuilt();
   dir = mkdtempSync(join(tmpdir(), 'rezolus-bench-prof-'));
   const profDir = join(dir, 'prof');
   mkdirSync(profDir);
   nats = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'nats') });
-  const child = spawn(
-    process.execPath,
-    ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-interval=${SAMPLE_US}`, ...agentArgs(nats.url)],
-    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_URL: '' } },
-  );
+  const tree = treeOf(CLI);
+  const names = PROCFS_ONLY ? PROCFS_SAMPLERS.filter((n) => samplerNamesOf(tree).includes(n)) : samplerNamesOf(tree);
+  const config = writeAgentConfig(join(dir, 'agent.toml'), tree, {
+    samplers: new Map(names.map((n) => [n, flags['sampler-interval'] ?? '1s'])),
+    kernel: !PROCFS_ONLY,
+  });
+  const child = spawnAgent({
+    entry: CLI,
+    natsUrl: nats.url,
+    host: 'bench',
+    config,
+    nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`, `--cpu-prof-interval=${SAMPLE_US}`, ...(flags['node-args'] ?? '').split(/\s+/).filter((x) => x !== '')],
+  });
   agent = child;
   const log = stderrTail(child);
-  say(`profiling the agent (pid ${child.pid}) for ${SKIP_S} + ${SECONDS} s against ${nats.url}`);
+  say(`CPU: ${cpuModel()}; profiling ${CLI} (pid ${child.pid}, ${names.length} samplers${PROCFS_ONLY ? ', [kernel] off' : ''}, [http] off) for ${SKIP_S} + ${SECONDS} s against ${nats.url}`);
   const waitUntil = async (deadline: number): Promise<void> => {
     while (Date.now() < deadline) {
       if (!alive(child)) throw new Error(`the agent exited (${child.exitCode ?? child.signalCode}): ${log()}`);

@@ -12,17 +12,21 @@
  * CPU is utime+stime of each agent between t=10 s (after warm-up) and the end;
  * RSS is VmRSS at the end. Frames per second are counted from the stream.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadUpConfig } from '../../src/config/up.js';
+import { formatDuration } from '../../src/config/units.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
 import { startNatsServer } from '../../src/up/nats-server.js';
-import { CLK_TCK, cpuTicks, ENTRY, ensureBuilt, fmt, memKiB, NATS_SERVER_BIN, ROOT, say, sleep, stopChild } from './common.js';
+import {
+  CLK_TCK, cpuModel, cpuTicks, ENTRY, ensureBuilt, fmt, hostSubjectCounts, memKiB, NATS_SERVER_BIN, ROOT, say, sleep, spawnAgent, stopChild,
+  writeAgentConfig,
+} from './common.js';
 
 const DURATION_S = Number(process.argv[2] ?? 60);
 const WARMUP_S = 10;
@@ -38,11 +42,11 @@ const wanted = new Set(loadExporterConfig(join(ROOT, 'config', 'exporter.toml'))
 const burstSamplers = SAMPLERS.filter((s) => s.metrics.some((m) => wanted.has(m.name))).map((s) => s.name);
 
 const dir = mkdtempSync(join(tmpdir(), 'rezolus-burst-cost-'));
-const base = readFileSync(join(ROOT, 'config', 'agent.toml'), 'utf8').replace(/^(\[http\]\n(?:#.*\n)*enabled = )true/m, '$1false');
-writeFileSync(join(dir, 'plain.toml'), base);
-let burst = base;
-for (const name of burstSamplers) burst = burst.replace(new RegExp(`(\\[samplers\\.${name}\\]\\nenabled = true\\ninterval = )"1s"`), `$1"${oversampleMs}ms"`);
-writeFileSync(join(dir, 'burst.toml'), burst);
+// agent.toml's samplers at their default intervals ([kernel] on), HTTP off for both
+const plainSamplers = new Map(SAMPLERS.map((s) => [s.name, formatDuration(s.defaultIntervalMs ?? 1000)]));
+const burstIntervals = new Map([...plainSamplers].map(([name, iv]) => [name, burstSamplers.includes(name) ? `${oversampleMs}ms` : iv]));
+writeAgentConfig(join(dir, 'plain.toml'), ROOT, { samplers: plainSamplers });
+writeAgentConfig(join(dir, 'burst.toml'), ROOT, { samplers: burstIntervals });
 
 const server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir: join(dir, 'nats') });
 const children: ChildProcess[] = [];
@@ -54,7 +58,8 @@ const stopAll = async (): Promise<void> => {
 process.once('SIGINT', () => void stopAll().then(() => process.exit(130)));
 try {
   const start = (host: string, config: string): ChildProcess => {
-    const c = spawn(process.execPath, [ENTRY, 'agent', '--config', join(dir, config), '--nats', server.url, '--host', host, '--log-level', 'warn'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const c = spawnAgent({ entry: ENTRY, natsUrl: server.url, host, config: join(dir, config) });
+    c.stderr?.pipe(process.stderr);
     children.push(c);
     return c;
   };
@@ -63,10 +68,7 @@ try {
   await sleep(WARMUP_S * 1000);
   const nc = await connect({ servers: server.url });
   const jsm = await jetstreamManager(nc);
-  const count = async (host: string): Promise<number> => {
-    const subjects = (await jsm.streams.info('REZOLUS', { subjects_filter: `rezolus.metrics.${host}.>` })).state.subjects ?? {};
-    return Object.values(subjects).reduce((a, b) => a + b, 0);
-  };
+  const count = async (host: string): Promise<number> => [...(await hostSubjectCounts(jsm, host)).values()].reduce((a, b) => a + b, 0);
   const t0 = Date.now();
   const c0 = [cpuTicks(plain.pid as number), cpuTicks(withBurst.pid as number)];
   const m0 = [await count('plain'), await count('burst')];
@@ -78,9 +80,9 @@ try {
   await nc.close();
   const pct = (i: number): number => (((c1[i] as number) - (c0[i] as number)) / CLK_TCK / seconds) * 100;
   const fps = (i: number): number => ((m1[i] as number) - (m0[i] as number)) / seconds;
-  say(`CPU: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} CPUs; ${fmt(seconds, 0)} s after ${WARMUP_S} s warm-up, both agents at once`);
+  say(`CPU: ${cpuModel()}; ${fmt(seconds, 0)} s after ${WARMUP_S} s warm-up, both agents at once`);
   say(`burst samplers (${burstSamplers.join(', ')}) at ${oversampleMs} ms, the rest at 1 s:`);
-  say(`  every sampler at 1 s   : ${fmt(pct(0))} % of a core, RSS ${fmt(rss[0] as number / 1024, 0)} MiB, ${fmt(fps(0), 1)} frames/s`);
+  say(`  agent.toml's intervals : ${fmt(pct(0))} % of a core, RSS ${fmt(rss[0] as number / 1024, 0)} MiB, ${fmt(fps(0), 1)} frames/s`);
   say(`  as rezolus up runs it  : ${fmt(pct(1))} % of a core, RSS ${fmt(rss[1] as number / 1024, 0)} MiB, ${fmt(fps(1), 1)} frames/s`);
   say(`  ratio                  : ${fmt(pct(1) / pct(0))} x CPU, +${fmt(pct(1) - pct(0))} points of a core`);
 } finally {

@@ -1,7 +1,7 @@
 /** Helpers shared by the process benchmarks (agent-cpu, agent-profile). */
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -92,9 +92,104 @@ export async function waitFor(
   }
 }
 
-/** The argv of the agent as the benchmarks run it: all samplers, 1 s, warn logs. */
-export function agentArgs(natsUrl: string): string[] {
-  return [ENTRY, 'agent', '--nats', natsUrl, '--host', 'bench', '--interval', '1s', '--log-level', 'warn'];
+/**
+ * The samplers that read procfs and sysfs only (no BPF, no cgroupfs walk): the
+ * set the agent had before the kernel samplers, and the one an old tree and
+ * today's can run side by side.
+ */
+export const PROCFS_SAMPLERS: readonly string[] = [
+  'blockio_diskstats', 'cpu_cores', 'cpu_usage', 'memory_meminfo', 'memory_vmstat', 'network_interfaces', 'network_protocols',
+  'rezolus_self', 'scheduler_procs',
+];
+
+/** The checkout a compiled CLI entry (ROOT/dist/cli/rezolus.js) belongs to. */
+export function treeOf(entry: string): string {
+  return resolve(dirname(entry), '..', '..');
+}
+
+/** The sections of a checkout's shipped config/agent.toml: `samplers.x`, `kernel`, `http`, ... */
+export function agentConfigSections(tree: string): Set<string> {
+  const text = readFileSync(join(tree, 'config', 'agent.toml'), 'utf8');
+  return new Set([...text.matchAll(/^\[([a-z0-9_.]+)\]$/gm)].map((m) => m[1] as string));
+}
+
+/** The sampler names a checkout knows (its config/agent.toml's [samplers.x] tables). */
+export function samplerNamesOf(tree: string): string[] {
+  return [...agentConfigSections(tree)].filter((s) => s.startsWith('samplers.')).map((s) => s.slice('samplers.'.length));
+}
+
+/** Each sampler's interval as a checkout ships it (the `interval` of its [samplers.x] table in config/agent.toml). */
+export function shippedIntervals(tree: string): Map<string, string> {
+  const text = readFileSync(join(tree, 'config', 'agent.toml'), 'utf8');
+  return new Map([...text.matchAll(/^\[samplers\.([a-z0-9_]+)\]\n(?:.*\n)*?interval = "([^"]+)"$/gm)].map((m) => [m[1] as string, m[2] as string]));
+}
+
+export interface AgentConfigOptions {
+  /** sampler name -> interval ("1s", "100ms"); every other sampler is off */
+  readonly samplers: ReadonlyMap<string, string>;
+  /** [kernel] enabled, for a tree that has the table (default true) */
+  readonly kernel?: boolean;
+  /** [http] listen for a tree that has the table; undefined: off */
+  readonly httpListen?: string;
+}
+
+/**
+ * Writes an agent config for the checkout `tree` (only the tables it knows, so
+ * an old tree's schema takes it): the given samplers at their intervals, the
+ * others off, [kernel] and [http] as asked. Returns the path.
+ */
+export function writeAgentConfig(path: string, tree: string, o: AgentConfigOptions): string {
+  const sections = agentConfigSections(tree);
+  const lines = ['[defaults]', 'enabled = false', ''];
+  if (sections.has('kernel')) lines.push('[kernel]', `enabled = ${o.kernel ?? true}`, '');
+  if (sections.has('http')) lines.push('[http]', ...(o.httpListen === undefined ? ['enabled = false'] : ['enabled = true', `listen = "${o.httpListen}"`]), '');
+  for (const [name, interval] of o.samplers) {
+    if (!sections.has(`samplers.${name}`)) throw new Error(`${tree} has no sampler ${name}`);
+    lines.push(`[samplers.${name}]`, 'enabled = true', `interval = "${interval}"`, '');
+  }
+  writeFileSync(path, lines.join('\n'));
+  return path;
+}
+
+export interface AgentSpawn {
+  readonly entry: string;
+  readonly natsUrl: string;
+  readonly host: string;
+  readonly config: string;
+  /** node options before the entry (V8 flags) */
+  readonly nodeArgs?: readonly string[];
+  readonly logLevel?: string;
+  /** more agent options (--procfs DIR ...) */
+  readonly extraArgs?: readonly string[];
+  /** environment added for this agent (REZOLUS_AGENT_V8_FLAGS=...) */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Starts a compiled agent (stdout ignored, stderr piped for stderrTail); REZOLUS_NATS_URL cleared. */
+export function spawnAgent(a: AgentSpawn): ChildProcess {
+  return spawn(
+    process.execPath,
+    [...(a.nodeArgs ?? []), a.entry, 'agent', '--config', a.config, '--nats', a.natsUrl, '--host', a.host, '--log-level', a.logLevel ?? 'warn', ...(a.extraArgs ?? [])],
+    { cwd: treeOf(a.entry), stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_URL: '', ...a.env } },
+  );
+}
+
+/** Messages per subject of one host in the REZOLUS stream (`rezolus.metrics.<host>.<sampler>`). */
+export async function hostSubjectCounts(
+  jsm: { streams: { info(name: string, o: { subjects_filter: string }): Promise<{ state: { subjects?: Record<string, number> } }> } },
+  host: string,
+  stream = 'REZOLUS',
+): Promise<Map<string, number>> {
+  const info = await jsm.streams.info(stream, { subjects_filter: `rezolus.metrics.${host}.>` });
+  return new Map(Object.entries(info.state.subjects ?? {}));
+}
+
+/** The CPU model and count, for every absolute figure. */
+export function cpuModel(): string {
+  const info = readFileSync('/proc/cpuinfo', 'utf8');
+  const model = /^model name\s*:\s*(.*)$/m.exec(info)?.[1] ?? 'unknown CPU';
+  const n = info.match(/^processor\s*:/gm)?.length ?? 0;
+  return `${model.trim()}, ${n} CPUs`;
 }
 
 /** The parts of a V8 CPU profile (.cpuprofile) the profiling benches read. */

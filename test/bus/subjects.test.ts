@@ -1,5 +1,5 @@
 import test from 'ava';
-import { frameMsgId, hostFilterSubjects, hostSelector, hostToken, metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
+import { frameMsgId, hostFilterSubjects, hostSelector, hostToken, metricsSubject, MsgIdTags, subjectMatches, taggedMsgId } from '../../src/bus/subjects.js';
 
 test('hostToken makes one lower-case subject token', (t) => {
   t.is(hostToken('Web01.Example.com'), 'web01_example_com');
@@ -65,4 +65,16 @@ test('host globs: the fleet subject, then a selector on host tokens', (t) => {
   const mid = hostSelector('a*z')!;
   t.true(mid('abcz'));
   t.false(mid('abc'));
+});
+
+test('message id tags: 16 hex digits each, none repeated across pool refills, none shared between two publishers', (t) => {
+  const a = new MsgIdTags();
+  const b = new MsgIdTags();
+  // 2000 draws cross the 512-tag pool three times
+  const drawn = Array.from({ length: 2000 }, () => a.next());
+  for (const tag of drawn) t.regex(tag, /^[0-9a-f]{16}$/);
+  t.is(new Set(drawn).size, drawn.length);
+  const other = new Set(Array.from({ length: 2000 }, () => b.next()));
+  t.false(drawn.some((x) => other.has(x)));
+  t.is(taggedMsgId('h1.cpu_usage.0000002a.', 7, drawn[0] as string), `h1.cpu_usage.0000002a.7.${drawn[0]}`);
 });

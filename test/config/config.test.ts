@@ -9,7 +9,7 @@ import { loadUpConfig } from '../../src/config/up.js';
 import { NO_NATS_SECURITY } from '../../src/config/nats.js';
 import { parseDuration, parseSize } from '../../src/config/units.js';
 import { ConfigError } from '../../src/errors.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { SAMPLER_NAMES, SAMPLERS } from '../../src/samplers/registry.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = join(HERE, '..', '..');
@@ -145,8 +145,26 @@ test('an interval of exactly 10ms is accepted', (t) => {
 });
 
 test('the shipped config/agent.toml is the defaults', (t) => {
-  const shipped = loadAgentConfig(join(REPO, 'config', 'agent.toml'), SAMPLER_NAMES);
-  t.deepEqual({ ...shipped, file: '(defaults)' }, loadAgentConfig(undefined, SAMPLER_NAMES));
+  const shipped = loadAgentConfig(join(REPO, 'config', 'agent.toml'), SAMPLERS);
+  t.deepEqual({ ...shipped, file: '(defaults)' }, loadAgentConfig(undefined, SAMPLERS));
+  // and it writes the slower defaults out, so a copy edited for a fleet keeps them
+  t.is(loadAgentConfig(join(REPO, 'config', 'agent.toml'), SAMPLER_NAMES).samplers.rezolus_bpf?.intervalMs, 10_000);
+});
+
+test('cpu_perf and rezolus_bpf default to 10 s; [defaults] interval leaves them, their own table and --interval set them', (t) => {
+  const slow = ['cpu_perf', 'rezolus_bpf'];
+  t.deepEqual(SAMPLERS.filter((s) => s.defaultIntervalMs !== undefined).map((s) => [s.name, s.defaultIntervalMs]), slow.map((n) => [n, 10_000]));
+  const plain = loadAgentConfig(undefined, SAMPLERS);
+  for (const n of slow) t.is(plain.samplers[n]?.intervalMs, 10_000, n);
+  t.is(plain.samplers.cpu_usage?.intervalMs, 1000);
+  const fast = loadAgentConfig(toml('[defaults]\ninterval = "100ms"\n[samplers.rezolus_bpf]\ninterval = "1s"\n'), SAMPLERS);
+  t.is(fast.samplers.cpu_usage?.intervalMs, 100);
+  t.is(fast.samplers.cpu_perf?.intervalMs, 10_000, '[defaults] does not speed up a sampler with a default of its own');
+  t.is(fast.samplers.rezolus_bpf?.intervalMs, 1000, 'its own table does');
+  const flag = loadAgentConfig(undefined, SAMPLERS, { intervalMs: 200 });
+  for (const n of slow) t.is(flag.samplers[n]?.intervalMs, 200, `--interval sets ${n} too`);
+  const burst = loadAgentConfig(undefined, SAMPLERS, { samplerIntervalMs: { cpu_perf: 100 } });
+  t.is(burst.samplers.cpu_perf?.intervalMs, 100, 'a per-sampler override (up\'s oversampling) wins');
 });
 
 /** [name, file text, patterns the message must match (besides the path)] */

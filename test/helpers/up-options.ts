@@ -3,13 +3,13 @@ import { join } from 'node:path';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
 import { loadHindsightConfig } from '../../src/config/hindsight.js';
-import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { SAMPLERS } from '../../src/samplers/registry.js';
 import type { UpOptions } from '../../src/up/main.js';
 import { NO_KERNEL, PROC, SYS } from './fixtures.js';
 import { NATS_SERVER_BIN } from './nats.js';
 
 export function fixtureUpOptions(dataDir: string, host: string, intervalMs?: number): UpOptions {
-  const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host, logLevel: 'silent', intervalMs });
+  const agent = loadAgentConfig(undefined, SAMPLERS, { host, logLevel: 'silent', intervalMs });
   return {
     natsUrl: undefined,
     forcePrivatePort: 0,

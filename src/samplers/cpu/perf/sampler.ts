@@ -158,6 +158,8 @@ export const cpuPerfSampler: SamplerDefinition = {
     'cycles, instructions, cache and branch misses when the host has a hardware PMU.',
   metrics: m.METRICS,
   kernel: true,
+  // cycles, instructions and the software events per CPU: rates over 10 s by default
+  defaultIntervalMs: 10_000,
   // perf events only: no BPF object
   layouts: [],
   async init(ctx: SamplerContext): Promise<Sampler> {

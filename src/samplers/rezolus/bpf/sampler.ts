@@ -26,6 +26,8 @@ export const rezolusBpfSampler: SamplerDefinition = {
   description: 'Run count and run time of every BPF program the agent loaded, per sampler and program (bpf_prog_info).',
   metrics: METRICS,
   kernel: true,
+  // cumulative run counts and times of the agent's own programs: a self-check, read every 10 s
+  defaultIntervalMs: 10_000,
   // loads no object of its own: reads the others' programs
   layouts: [],
   async init(ctx: SamplerContext): Promise<Sampler> {

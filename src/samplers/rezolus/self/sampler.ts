@@ -1,10 +1,29 @@
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { NO_LABELS, SamplerUnsupportedError } from '../../types.js';
-import { SAMPLER_STATES } from '../introspection.js';
+import type { MetricDecl } from '../../../metrics/metric.js';
+import { SAMPLER_STATES, type SamplerStats } from '../introspection.js';
 import * as m from './metrics.js';
 
 const USER: Labels = { state: 'user' };
 const SYSTEM: Labels = { state: 'system' };
+
+/** A point whose value is written again each refresh. */
+interface Slot {
+  readonly metric: MetricDecl;
+  readonly labels: Labels;
+  value: number | bigint;
+}
+
+/** The points of one layout: the samplers with stats, in order, and every sampler's state. */
+interface Layout {
+  readonly names: readonly string[];
+  readonly states: number;
+  readonly points: Slot[];
+}
+
+const FIXED = [m.cpuUsage, m.cpuUsage, m.residentSetSize, m.heapUsed, m.published, m.dropped, m.retries, m.refused, m.buffered, m.bufferedBytes] as const;
+const FIXED_LABELS = [USER, SYSTEM] as const;
+const PER_SAMPLER = [m.refreshTime, m.refreshes, m.refreshErrors, m.skippedEntries, m.overruns] as const;
 
 export const rezolusSelfSampler: SamplerDefinition = {
   name: 'rezolus_self',
@@ -26,6 +45,23 @@ export const rezolusSelfSampler: SamplerDefinition = {
       if (l === undefined) stateLabels.set(name, (l = SAMPLER_STATES.map((state) => Object.freeze({ sampler: name, state }))));
       return l;
     };
+    /**
+     * The points are made once per layout and their values written again each
+     * refresh: some 190 objects a tick otherwise (5 per sampler with stats, 5
+     * states per sampler of the registry). A changed layout makes a new array,
+     * so the agent's layout check (sameLayout) still sees the change.
+     */
+    let layout: Layout | undefined;
+    const layoutFor = (stats: readonly SamplerStats[], states: readonly { readonly name: string }[]): Layout => {
+      const same =
+        layout !== undefined && layout.names.length === stats.length && layout.states === states.length && stats.every((s, i) => layout?.names[i] === s.name);
+      if (same) return layout as Layout;
+      const points: Slot[] = FIXED.map((metric, i) => ({ metric, labels: FIXED_LABELS[i] ?? NO_LABELS, value: 0 }));
+      for (const s of stats) for (const metric of PER_SAMPLER) points.push({ metric, labels: byName(s.name), value: 0 });
+      for (const { name } of states) for (const l of statesOf(name)) points.push({ metric: m.samplerState, labels: l, value: 0 });
+      layout = { names: stats.map((s) => s.name), states: states.length, points };
+      return layout;
+    };
     return {
       name: 'rezolus_self',
       metrics: m.METRICS,
@@ -33,35 +69,32 @@ export const rezolusSelfSampler: SamplerDefinition = {
         const cpu = process.cpuUsage();
         const mem = process.memoryUsage();
         const p = agent.publishStats();
-        const points: Point[] = [
-          { metric: m.cpuUsage, labels: USER, value: cpu.user * 1000 },
-          { metric: m.cpuUsage, labels: SYSTEM, value: cpu.system * 1000 },
-          { metric: m.residentSetSize, labels: NO_LABELS, value: mem.rss },
-          { metric: m.heapUsed, labels: NO_LABELS, value: mem.heapUsed },
-          { metric: m.published, labels: NO_LABELS, value: p.published },
-          { metric: m.dropped, labels: NO_LABELS, value: p.dropped },
-          { metric: m.retries, labels: NO_LABELS, value: p.retries },
-          { metric: m.refused, labels: NO_LABELS, value: p.refused ?? 0 },
-          { metric: m.buffered, labels: NO_LABELS, value: p.buffered },
-          { metric: m.bufferedBytes, labels: NO_LABELS, value: p.bufferedBytes },
-        ];
-        for (const s of agent.samplerStats()) {
-          const l = byName(s.name);
-          points.push(
-            { metric: m.refreshTime, labels: l, value: s.refreshNs },
-            { metric: m.refreshes, labels: l, value: s.refreshes },
-            { metric: m.refreshErrors, labels: l, value: s.errors },
-            { metric: m.skippedEntries, labels: l, value: s.skipped },
-            { metric: m.overruns, labels: l, value: s.overruns },
-          );
+        const stats = agent.samplerStats();
+        const states = agent.samplerStates();
+        const { points } = layoutFor(stats, states);
+        let i = 0;
+        const put = (v: number | bigint): void => {
+          (points[i++] as Slot).value = v;
+        };
+        put(cpu.user * 1000);
+        put(cpu.system * 1000);
+        put(mem.rss);
+        put(mem.heapUsed);
+        put(p.published);
+        put(p.dropped);
+        put(p.retries);
+        put(p.refused ?? 0);
+        put(p.buffered);
+        put(p.bufferedBytes);
+        for (const s of stats) {
+          put(s.refreshNs);
+          put(s.refreshes);
+          put(s.errors);
+          put(s.skipped);
+          put(s.overruns);
         }
-        for (const { name, state } of agent.samplerStates()) {
-          const l = statesOf(name);
-          for (let i = 0; i < SAMPLER_STATES.length; i++) {
-            points.push({ metric: m.samplerState, labels: l[i]!, value: SAMPLER_STATES[i] === state ? 1 : 0 });
-          }
-        }
-        return { points, skipped: 0 };
+        for (const { state } of states) for (const name of SAMPLER_STATES) put(name === state ? 1 : 0);
+        return { points: points as Point[], skipped: 0 };
       },
     };
   },

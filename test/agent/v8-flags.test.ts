@@ -1,0 +1,100 @@
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags, NO_OPT_FROM_MS } from '../../src/agent/v8-flags.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+import { startTestNats } from '../helpers/nats.js';
+import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
+
+test('the agent sets --no-opt when no sampler runs faster than 1 s, none when one does, and REZOLUS_AGENT_V8_FLAGS overrides both', (t) => {
+  t.deepEqual([...AGENT_V8_FLAGS], ['--no-opt']);
+  t.is(NO_OPT_FROM_MS, 1000);
+  t.deepEqual(agentV8Flags({}, 1000), ['--no-opt']);
+  t.deepEqual(agentV8Flags({}, 10_000), ['--no-opt']);
+  t.deepEqual(agentV8Flags({}, Number.POSITIVE_INFINITY), ['--no-opt'], 'no sampler enabled');
+  t.deepEqual(agentV8Flags({}, 999), [], 'a sampler faster than 1 s: the optimising compiler pays');
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: '' }, 1000), [], 'empty: none');
+  t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: ' --max-lazy   --single-threaded ' }, 100), ['--max-lazy', '--single-threaded']);
+});
+
+/** process.env with REZOLUS_AGENT_V8_FLAGS set to `value`, or without it. */
+function envWith(value: string | undefined): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env[AGENT_V8_FLAGS_ENV];
+  if (value !== undefined) env[AGENT_V8_FLAGS_ENV] = value;
+  return env;
+}
+
+/**
+ * V8's optimisation status of a hot function compiled after the compiled
+ * applyAgentV8Flags ran in a fresh node (bit 1 << 6 of %GetOptimizationStatus:
+ * TurboFanned).
+ */
+function hotFunctionStatus(flags: string | undefined): number {
+  rezolusArgv(); // builds dist/ when stale
+  const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
+  const script = [
+    `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
+    `import { setFlagsFromString } from 'node:v8';`,
+    'applyAgentV8Flags(process.env, 1000);',
+    `setFlagsFromString('--allow-natives-syntax');`,
+    `const status = new Function('f', 'return %GetOptimizationStatus(f)');`,
+    `const hot = new Function('n', 'let s = 0; for (let i = 0; i < n; i++) s += i * 2; return s;');`,
+    'for (let i = 0; i < 20000; i++) hot(100);',
+    'process.stdout.write(String(status(hot)));',
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
+  if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
+  return Number(r.stdout);
+}
+
+test('a hot function compiled after the flags are set is not optimised by TurboFan; with none it is', (t) => {
+  const TURBOFANNED = 1 << 6;
+  const agent = hotFunctionStatus(undefined);
+  t.is(agent & TURBOFANNED, 0, `--no-opt: status ${agent.toString(2)}`);
+  const plain = hotFunctionStatus('');
+  t.true((plain & TURBOFANNED) !== 0, `no flags: status ${plain.toString(2)}`);
+  const lite = hotFunctionStatus('--lite-mode');
+  t.is(lite & TURBOFANNED, 0, `--lite-mode: status ${lite.toString(2)}`);
+});
+
+/** The `agent running` log line of `rezolus agent` on the fixture root, REZOLUS_AGENT_V8_FLAGS as given. */
+async function runningLine(flags: string | undefined, ...extra: string[]): Promise<Record<string, unknown>> {
+  const server = await startTestNats();
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-v8-flags-test-'));
+  const config = join(dir, 'agent.toml');
+  writeFileSync(config, '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
+  const child = spawn(
+    process.execPath,
+    rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info', ...extra),
+    { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: envWith(flags) },
+  );
+  try {
+    return await new Promise<Record<string, unknown>>((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new Error(`no "agent running" line within 60 s: ${text}`)), 60_000);
+      child.stderr.on('data', (d: Buffer) => {
+        text += d.toString();
+        const line = text.split('\n').find((l) => l.includes('"agent running"'));
+        if (line === undefined) return;
+        clearTimeout(timer);
+        resolve(JSON.parse(line) as Record<string, unknown>);
+      });
+      child.once('exit', (code) => reject(new Error(`the agent exited ${code}: ${text}`)));
+    });
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
+    await server.dispose();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('rezolus agent says the V8 flags it runs with: --no-opt at 1 s, none at 100 ms or when told', async (t) => {
+  t.deepEqual((await runningLine(undefined)).v8_flags, ['--no-opt']);
+  t.deepEqual((await runningLine(undefined, '--interval', '100ms')).v8_flags, []);
+  t.deepEqual((await runningLine('')).v8_flags, []);
+});
