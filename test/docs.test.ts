@@ -14,8 +14,8 @@ for (const [path, expected] of Object.entries(generatedFiles())) {
 }
 
 test('the shipped config files load and equal the built-in defaults', (t) => {
-  const withFile = loadAgentConfig(join(ROOT, 'config/agent.toml'), SAMPLER_NAMES);
-  const without = loadAgentConfig(undefined, SAMPLER_NAMES);
+  const withFile = loadAgentConfig(join(ROOT, 'config/agent.toml'), SAMPLERS);
+  const without = loadAgentConfig(undefined, SAMPLERS);
   t.deepEqual({ ...withFile, file: '' }, { ...without, file: '' });
   t.deepEqual({ ...loadExporterConfig(join(ROOT, 'config/exporter.toml')), file: '' }, { ...loadExporterConfig(undefined), file: '' });
   const up = loadUpConfig(join(ROOT, 'config/up.toml'), undefined);

@@ -15,8 +15,11 @@ const agent: AgentIntrospection = {
 for (const definition of SAMPLERS) {
   test(`${definition.name}: a stable layout of declared, unique series on the fixture root`, async (t) => {
     const s = await definition.init({ procRoot: PROC, sysRoot: SYS, log: silentLogger(), agent });
-    const a: Reading = await s.refresh();
-    const b: Reading = await s.refresh();
+    // a kernel sampler's layout may grow between two refreshes (network_drops: a drop reason seen
+    // for the first time on the live kernel); the layout must then stay put once it has grown
+    let a: Reading = await s.refresh();
+    let b: Reading = await s.refresh();
+    for (let tries = 0; tries < 5 && b.points.length > a.points.length; tries++) [a, b] = [b, await s.refresh()];
     t.is(a.skipped, 0);
     t.true(a.points.length > 0);
     // the agent compares layouts by identity: same metric and label objects, same order
