@@ -15,7 +15,7 @@ import { type ByteOut, byteOut, writeByte, writeBytes, writeSafeInteger, writeSa
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
-import { baseValue, distributionPrefix, familyDecl, mayRepeat, planOf, prefixesOf, ratePrefix } from './plan.js';
+import { baseValue, distributionPrefix, familyDecl, mayRepeat, planOf, prefixesOf, ratePrefix, renderStarted } from './plan.js';
 import { nearestRank } from './rates.js';
 import type { ViewEntry } from './state.js';
 
@@ -121,6 +121,7 @@ const MIN_SAFE = -MAX_SAFE;
 const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
 
 export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOptions = {}): RenderResult {
+  renderStarted();
   const summaries = options.summaries ?? true;
   const histograms = options.histograms ?? false;
   const groupingPower = options.histogramGroupingPower ?? Number.POSITIVE_INFINITY;
