@@ -68,6 +68,22 @@ export class AckedPublisher {
     this.stopRefusals = onPublishRefused(nc, (subject, error) => this.onRefused(subject, error));
     this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
     this.sweeper.unref();
+    void this.watchDisconnects();
+  }
+
+  /**
+   * A publish in flight when the connection drops gets no ack (replies to
+   * the old connection are lost): it fails at once, so that the caller
+   * retries after the reconnect instead of waiting out a timeout that a slow
+   * server may have raised to tens of seconds.
+   */
+  private async watchDisconnects(): Promise<void> {
+    for await (const s of this.nc.status()) {
+      if (s.type !== 'disconnect') continue;
+      const pending = [...this.pending.values()];
+      this.pending.clear();
+      for (const p of pending) p.reject(new Error('disconnected from NATS before the publish ack'));
+    }
   }
 
   publish(subject: string, data: Uint8Array, msgId: string): Promise<PubAck> {

@@ -60,12 +60,16 @@ export interface HostPrefixes {
   /** `{host="h",k="v"` (the family name and sample name suffix are added by the writer) */
   readonly distribution: (string | undefined)[];
   readonly hostLabel: string;
+  /** the render that last used these prefixes (see renderStarted) */
+  used: number;
 }
 
 export interface DescriptorPlan {
   /** per series index; undefined when the series cannot be rendered */
   readonly series: readonly (SeriesPlan | undefined)[];
   readonly prefixes: Map<string, HostPrefixes>;
+  /** prefixes.size at which hosts not used by the last two renders are let go */
+  sweepAt: number;
   /** every family the descriptor's series can write to */
   readonly families: ReadonlySet<string>;
   /** some series appears twice (same family and labels): the renderer must de-duplicate */
@@ -76,8 +80,21 @@ const plans = new WeakMap<Descriptor, DescriptorPlan>();
 /** series identity -> index, for matching a base frame with another descriptor */
 const seriesIndexes = new WeakMap<Descriptor, Map<string, number>>();
 const hostLabels = new Map<string, string>();
-/** hosts per descriptor plan whose line prefixes are cached */
+/**
+ * Hosts per descriptor plan whose line prefixes are cached before the ones no
+ * recent render used are let go (hosts that went away). Hosts still rendered
+ * are kept however many there are: they cost about what their lines in the
+ * body do, and dropping them made every render rebuild every prefix once a
+ * fleet passed this many hosts (twice the render time).
+ */
 const MAX_CACHED_HOSTS = 1024;
+/** the current render, stamped on the prefixes it uses */
+let generation = 0;
+
+/** Called by the renderer at the start of each render. */
+export function renderStarted(): void {
+  generation++;
+}
 
 export function planOf(d: Descriptor): DescriptorPlan {
   let plan = plans.get(d);
@@ -100,7 +117,8 @@ function hostLabelOf(host: string): string {
 
 export function prefixesOf(plan: DescriptorPlan, host: string): HostPrefixes {
   let p = plan.prefixes.get(host);
-  if (p === undefined) {
+  if (p !== undefined) p.used = generation;
+  else {
     const hostLabel = hostLabelOf(host);
     const n = plan.series.length;
     const out = byteOut(n * 64);
@@ -118,8 +136,11 @@ export function prefixesOf(plan: DescriptorPlan, host: string): HostPrefixes {
     at[n] = out.len;
     const main = Buffer.allocUnsafeSlow(out.len);
     out.buf.copy(main, 0, 0, out.len);
-    p = { main, at, rates: byteOut(), rateAt: new Int32Array(2 * n).fill(-1), distribution: [], hostLabel };
-    if (plan.prefixes.size >= MAX_CACHED_HOSTS) plan.prefixes.clear();
+    p = { main, at, rates: byteOut(), rateAt: new Int32Array(2 * n).fill(-1), distribution: [], hostLabel, used: generation };
+    if (plan.prefixes.size >= plan.sweepAt) {
+      for (const [h, q] of plan.prefixes) if (q.used < generation - 1) plan.prefixes.delete(h);
+      plan.sweepAt = Math.max(MAX_CACHED_HOSTS, 2 * plan.prefixes.size);
+    }
     plan.prefixes.set(host, p);
   }
   return p;
@@ -259,7 +280,7 @@ function buildPlan(d: Descriptor): DescriptorPlan {
     if (identities.has(identity)) repeated = true;
     identities.add(identity);
   }
-  return { series, prefixes: new Map(), families, repeated };
+  return { series, prefixes: new Map(), sweepAt: MAX_CACHED_HOSTS, families, repeated };
 }
 
 /** Per host, the plans of its last render and whether they can write the same series twice. */

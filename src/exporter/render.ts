@@ -15,7 +15,7 @@ import { type ByteOut, byteOut, writeByte, writeBytes, writeSafeInteger, writeSa
 import { distributionLines } from './distribution.js';
 import { escapeLabelValue, familyName, formatOf } from './names.js';
 import type { DescriptorPlan, FamilyDecl, SeriesPlan } from './plan.js';
-import { baseValue, distributionPrefix, familyDecl, mayRepeat, planOf, prefixesOf, ratePrefix } from './plan.js';
+import { baseValue, distributionPrefix, familyDecl, mayRepeat, planOf, prefixesOf, ratePrefix, renderStarted } from './plan.js';
 import { nearestRank } from './rates.js';
 import type { ViewEntry } from './state.js';
 
@@ -121,6 +121,7 @@ const MIN_SAFE = -MAX_SAFE;
 const DEFAULT_RATE_PERCENTILES = [0.5, 0.9, 0.99, 1] as const;
 
 export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOptions = {}): RenderResult {
+  renderStarted();
   const summaries = options.summaries ?? true;
   const histograms = options.histograms ?? false;
   const groupingPower = options.histogramGroupingPower ?? Number.POSITIVE_INFINITY;
@@ -131,9 +132,11 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   let duplicates = 0;
   let conflicts = 0;
   let invalid = 0;
+  // the trailer's families (the process metrics) are written as they are: a family of the same name is left out
+  const taken = trailerNames(options.trailer);
 
   for (const f of options.families ?? []) {
-    if (families.has(f.decl.name)) {
+    if (families.has(f.decl.name) || taken.has(f.decl.name)) {
       conflicts++;
       continue;
     }
@@ -163,7 +166,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
       return lastOut;
     }
     let out = families.get(decl.name);
-    if (out === undefined) {
+    if (out === undefined && taken.has(decl.name)) conflicts++;
+    else if (out === undefined) {
       out = familyOut(decl, agent, false);
       families.set(decl.name, out);
     } else {
@@ -365,6 +369,23 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     conflicts,
     invalid,
   };
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * The metric names an exposition text declares (`# TYPE name type`), with
+ * the sample names of its histograms and summaries.
+ */
+function trailerNames(text: string | undefined): ReadonlySet<string> {
+  if (text === undefined || text === '') return NO_NAMES;
+  const names = new Set<string>();
+  for (const m of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) {
+    const name = m[1] as string;
+    names.add(name);
+    if (m[2] === 'histogram' || m[2] === 'summary') for (const s of ['_bucket', '_sum', '_count']) names.add(name + s);
+  }
+  return names;
 }
 
 /** A series key from a string: the latin1 reading of its UTF-8 bytes, like the keys of line prefixes. */

@@ -48,9 +48,44 @@ const { values: args } = parseArgs({
     double: { type: 'boolean', default: false },
     minutes: { type: 'string', default: '40' },
     profile: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   },
 });
-const HOSTS = args.hosts.split(',').map(Number);
+if (args.help === true) {
+  process.stdout.write(
+    [
+      'usage: npx tsx test/bench/fleet.ts [options]   (a measurement: prints figures and TARGET MISSED lines, exits 0)',
+      '  --hosts LIST       simulated hosts per run, comma-separated (default 100,300,1000)',
+      '  --seconds S        measured ticks, one per second (default 45)',
+      '  --warmup S         ticks before the measured window (default 10)',
+      '  --workers N        load processes publishing the hosts\' frames (default 2)',
+      '  --shared           one NATS connection per load process instead of one per host',
+      '  --shards 1|2       fleet exporters: 2 splits the hosts between two processes (default 1)',
+      '  --shard-by glob|list  how 2 shards split the hosts: a host-name glob each, or a host list each (default glob)',
+      `  --consumers LIST   consumer processes to run (default ${ALL_CONSUMERS.join(',')})`,
+      '  --cluster          a 3-node nats-server cluster, stream at R3, instead of one server',
+      '  --drop, --double   leave out / repeat one frame: every consumer\'s audit must show it (a self-check)',
+      '  --minutes M        watchdog: stop everything after M minutes (default 40)',
+      '  --profile LIST     run these consumers under --cpu-prof and print their top functions',
+      '',
+    ].join('\n'),
+  );
+  process.exit(0);
+}
+const usageError = (message: string): never => {
+  process.stderr.write(`fleet.ts: ${message} (see --help)\n`);
+  process.exit(2);
+};
+const positive = (name: string, v: string): number => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) usageError(`--${name}: a positive integer, got ${JSON.stringify(v)}`);
+  return n;
+};
+const HOSTS = args.hosts.split(',').map((h) => positive('hosts', h));
+for (const [name, v] of [['seconds', args.seconds], ['workers', args.workers], ['minutes', args.minutes]] as const) positive(name, v);
+if (!(Number(args.warmup) >= 0)) usageError(`--warmup: a number of seconds, got ${JSON.stringify(args.warmup)}`);
+if (args.shards !== '1' && args.shards !== '2') usageError(`--shards: 1 or 2, got ${JSON.stringify(args.shards)}`);
+if (args['shard-by'] !== 'glob' && args['shard-by'] !== 'list') usageError(`--shard-by: glob or list, got ${JSON.stringify(args['shard-by'])}`);
 const CONSUMERS = args.consumers.split(',').filter((c) => c !== '') as ConsumerName[];
 for (const c of CONSUMERS) if (!ALL_CONSUMERS.includes(c)) throw new Error(`--consumers: no consumer ${c}`);
 const CPU_MODEL = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '?';

@@ -74,3 +74,24 @@ test.serial('a publisher whose server is always slower than its timeout still ge
   await publisher.close();
   await nc.close();
 });
+
+test.serial('a publish in flight when the server dies fails at once, not after the (long) timeout', async (t) => {
+  const own = await startTestNats();
+  const log = silentLogger();
+  const nc = await connectBus({ url: own.url, name: 'dies', log });
+  try {
+    // a 60 s timeout, as the adaptive one can be after a slow spell; a subscriber takes the publish and never answers
+    nc.subscribe('nobody.>', { callback: () => {} });
+    const acks = new AckedPublisher(nc, 60_000);
+    const sent = Date.now();
+    const p = acks.publish('nobody.a', new Uint8Array(8), 'dies-1');
+    await nc.flush();
+    own.process.kill('SIGKILL');
+    await t.throwsAsync(p, { message: /disconnected from NATS before the publish ack/ });
+    t.true(Date.now() - sent < 50_000, `failed after ${Date.now() - sent} ms`);
+    acks.close();
+  } finally {
+    await nc.close().catch(() => {});
+    await own.stop().catch(() => {});
+  }
+});

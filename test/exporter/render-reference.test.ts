@@ -191,3 +191,20 @@ test('the trailer is appended as it is, after every family', (t) => {
   t.is(renderExposition([], { trailer }).text, trailer);
   t.is(renderExposition([]).body.length, 0);
 });
+
+test('an agent family named like one of the trailer’s is left out (a conflict): the exposition keeps one family per name', (t) => {
+  const evil = makeDescriptor('evil', { process_cpu: m('counter', 'nanoseconds', [], 'x'), nodejs_gc_duration: m('gauge', 'seconds', [], 'y'), other: m('gauge', 'count', [], 'z') }, [
+    ['process_cpu', []],
+    ['nodejs_gc_duration', []],
+    ['other', []],
+  ]);
+  const state = new ExporterState({ intervalNs: SECOND });
+  state.ingest(makeFrame({ host: 'a', descriptor: evil, values: [5, 6, 7] }));
+  const trailer =
+    '# HELP process_cpu_seconds_total Total\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 1.5\n' +
+    '# HELP nodejs_gc_duration_seconds GC\n# TYPE nodejs_gc_duration_seconds histogram\nnodejs_gc_duration_seconds_bucket{le="+Inf"} 1\nnodejs_gc_duration_seconds_sum 0.1\nnodejs_gc_duration_seconds_count 1\n';
+  const r = renderExposition(state.view(SECOND), { trailer });
+  t.is(r.text, `# HELP other y\n# TYPE other gauge\nother{host="a"} 7\n${trailer}`.replace('other y', 'other z'));
+  t.is(r.conflicts, 2);
+  t.is(r.series, 1);
+});
