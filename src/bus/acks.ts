@@ -18,7 +18,15 @@ export interface PubAck {
   readonly duplicate: boolean;
 }
 
+/** A publish that timed out, kept a while for its late ack. */
+interface Overdue {
+  readonly subject: string;
+  readonly sentAt: number;
+  readonly onLate: ((ack: PubAck) => void) | undefined;
+}
+
 interface Pending {
+  readonly onLate: ((ack: PubAck) => void) | undefined;
   readonly subject: string;
   readonly bytes: number;
   readonly resolve: (ack: PubAck) => void;
@@ -50,8 +58,8 @@ const SWEEP_MS = 250;
 export class AckedPublisher {
   private readonly inbox: string;
   private readonly pending = new Map<number, Pending>();
-  /** publishes that timed out -> when they were sent: their late acks still tell how slow the server is */
-  private readonly overdue = new Map<number, number>();
+  /** publishes that timed out: a late ack still tells how slow the server is, and that the message was stored */
+  private readonly overdue = new Map<number, Overdue>();
   private readonly timeout: AckTimeout;
   private readonly sub: Subscription;
   private readonly sweeper: NodeJS.Timeout;
@@ -86,7 +94,13 @@ export class AckedPublisher {
     }
   }
 
-  publish(subject: string, data: Uint8Array, msgId: string): Promise<PubAck> {
+  /**
+   * Publishes with Nats-Msg-Id and resolves with the ack. When the ack comes
+   * after the timeout rejected the promise, `onLate` gets it (within
+   * 2 × the longest timeout): the message was stored after all, and a caller
+   * that has not sent it again yet need not.
+   */
+  publish(subject: string, data: Uint8Array, msgId: string, onLate?: (ack: PubAck) => void): Promise<PubAck> {
     const id = this.nextId++;
     return new Promise<PubAck>((resolve, reject) => {
       const h = headers();
@@ -99,7 +113,7 @@ export class AckedPublisher {
         return;
       }
       const now = Date.now();
-      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, sentAt: now, deadline: now + this.timeout.ms });
+      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, onLate, sentAt: now, deadline: now + this.timeout.ms });
     });
   }
 
@@ -121,43 +135,23 @@ export class AckedPublisher {
     const id = Number(msg.subject.slice(this.inbox.length + 1));
     const p = this.pending.get(id);
     if (p === undefined) {
-      // already timed out; the retry carries the same msg id
-      const sentAt = this.overdue.get(id);
-      if (sentAt !== undefined) {
+      // timed out: the caller retries with the same msg id, unless this late ack says it was stored
+      const late = this.overdue.get(id);
+      if (late !== undefined) {
         this.overdue.delete(id);
-        this.timeout.sample(Date.now() - sentAt);
+        this.timeout.sample(Date.now() - late.sentAt);
+        const ack = readAck(msg, late.subject, 0);
+        if (!(ack instanceof Error)) late.onLate?.(ack);
       }
       return;
     }
     this.pending.delete(id);
     this.timeout.sample(Date.now() - p.sentAt);
-    // A status message without payload (503 no responders: no stream captures the subject).
-    if (msg.data.length === 0) {
-      if (msg.headers?.code === 503) {
-        p.reject(new NoStreamError(p.subject));
-        return;
-      }
-      p.reject(new Error(`no ack: status ${msg.headers?.code ?? 'unknown'} ${msg.headers?.description ?? ''}`.trim()));
-      return;
-    }
-    let ack: PubAckJson;
-    try {
-      ack = msg.json<PubAckJson>();
-    } catch {
-      p.reject(new Error('unreadable publish ack'));
-      return;
-    }
-    if (ack.error !== undefined) {
-      // as js.publish reports it; a message above the stream's max_msg_size becomes MessageTooLargeError
-      p.reject(asError(publishFailure(new JetStreamApiError(ack.error), p.subject, p.bytes)));
-      return;
-    }
-    if (typeof ack.seq !== 'number') {
-      p.reject(new Error('publish ack without a sequence'));
-      return;
-    }
-    p.resolve({ seq: ack.seq, duplicate: ack.duplicate === true });
+    const ack = readAck(msg, p.subject, p.bytes);
+    if (ack instanceof Error) p.reject(ack);
+    else p.resolve(ack);
   }
+
 
   /** The server refuses in publish order, one error per publish: the oldest pending one to that subject is it. */
   private onRefused(subject: string, error: Error): void {
@@ -174,15 +168,34 @@ export class AckedPublisher {
     for (const [id, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(id);
-      this.overdue.set(id, p.sentAt);
+      this.overdue.set(id, { subject: p.subject, sentAt: p.sentAt, onLate: p.onLate });
       p.reject(new Error(`no publish ack within ${p.deadline - p.sentAt} ms`));
     }
     // a late ack older than the longest timeout says nothing more; ids grow, so the oldest come first
-    for (const [id, sentAt] of this.overdue) {
-      if (now - sentAt <= 2 * this.timeout.ceilingMs) break;
+    for (const [id, late] of this.overdue) {
+      if (now - late.sentAt <= 2 * this.timeout.ceilingMs) break;
       this.overdue.delete(id);
     }
   }
+}
+
+/** A publish ack, or the error it stands for. */
+function readAck(msg: Msg, subject: string, bytes: number): PubAck | Error {
+  // A status message without payload (503 no responders: no stream captures the subject).
+  if (msg.data.length === 0) {
+    if (msg.headers?.code === 503) return new NoStreamError(subject);
+    return new Error(`no ack: status ${msg.headers?.code ?? 'unknown'} ${msg.headers?.description ?? ''}`.trim());
+  }
+  let ack: PubAckJson;
+  try {
+    ack = msg.json<PubAckJson>();
+  } catch {
+    return new Error('unreadable publish ack');
+  }
+  // as js.publish reports it; a message above the stream's max_msg_size becomes MessageTooLargeError
+  if (ack.error !== undefined) return asError(publishFailure(new JetStreamApiError(ack.error), subject, bytes));
+  if (typeof ack.seq !== 'number') return new Error('publish ack without a sequence');
+  return { seq: ack.seq, duplicate: ack.duplicate === true };
 }
 
 function asError(error: unknown): Error {

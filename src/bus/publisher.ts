@@ -1,7 +1,7 @@
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
-import { AckedPublisher } from './acks.js';
+import { AckedPublisher, type PubAck } from './acks.js';
 import { publishFailure } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, MsgIdTags, taggedMsgId } from './subjects.js';
 import { JetStreamApiError } from '@nats-io/jetstream';
@@ -210,6 +210,7 @@ export class Publisher {
       const item = this.queue[i] as Item;
       const droppable = item.kind === 'frame' && !item.sending && !item.done;
       if (droppable && this.stats.bufferedBytes > this.o.maxBufferBytes) {
+        item.done = true; // gone from the buffer: a late ack of an earlier attempt changes nothing
         this.stats.dropped++;
         this.stats.buffered--;
         this.stats.bufferedBytes -= item.bytes;
@@ -373,8 +374,22 @@ export class Publisher {
       this.stats.descriptorsPut++;
       return;
     }
-    const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, item.tag));
+    const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, item.tag), (late) => this.lateAck(item, late));
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
+  }
+
+  /**
+   * The ack of an attempt that had timed out: the frame is stored, so it is
+   * not sent again (under an overloaded server every agent would otherwise
+   * send its whole window twice, and live subscribers get it twice). A frame
+   * sent again meanwhile waits for that attempt's ack instead; a frame
+   * already acked or dropped from the buffer is left as it is.
+   */
+  private lateAck(item: Item, ack: PubAck): void {
+    if (item.done || item.sending || this.closed) return;
+    this.stats.published++;
+    if (ack.duplicate) this.stats.duplicates++;
+    this.acked(item);
   }
 }

@@ -95,3 +95,24 @@ test.serial('a publish in flight when the server dies fails at once, not after t
     await own.stop().catch(() => {});
   }
 });
+
+test.serial('frames whose ack comes late are not sent again: a slow server gets each frame about once', async (t) => {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'late-acks', log });
+  const seen = slowAcker(nc, 'slow3.>', 500);
+  await nc.flush();
+  const descriptors = await descriptorBucket(nc, { ttlMs: 3_600_000, replicas: 1 });
+  const publisher = new Publisher({ nc, descriptors, host: 'h1', maxBufferBytes: 8 * 1024 * 1024, log, timeoutMs: 150 });
+  const N = 30;
+  // one tick's worth at once: every one of them times out before its 500 ms ack
+  for (let i = 1; i <= N; i++) publisher.publishFrame('slow3.h1.cpu', new Uint8Array(32), 'h1.cpu.1.', i);
+  t.true(await publisher.flush(30_000), 'buffer drained');
+  t.is(seen.size, N);
+  const deliveries = [...seen.values()].reduce((a, b) => a + b, 0);
+  // the oldest is sent again alone to probe the server; the late acks of the rest mark them stored
+  t.true(deliveries <= N + 3, `${deliveries} deliveries for ${N} frames (retries ${publisher.stats.retries})`);
+  t.is(publisher.stats.published - publisher.stats.duplicates, N);
+  t.is(publisher.stats.buffered, 0);
+  await publisher.close();
+  await nc.close();
+});
