@@ -5,7 +5,7 @@ import { generatedFiles, ROOT } from '../scripts/gen-docs.js';
 import { loadAgentConfig } from '../src/config/agent.js';
 import { loadExporterConfig } from '../src/config/exporter.js';
 import { loadUpConfig } from '../src/config/up.js';
-import { SAMPLERS, SAMPLER_NAMES } from '../src/samplers/registry.js';
+import { SAMPLERS } from '../src/samplers/registry.js';
 
 for (const [path, expected] of Object.entries(generatedFiles())) {
   test(`${path} is up to date (run npm run docs)`, (t) => {

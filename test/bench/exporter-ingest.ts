@@ -71,6 +71,7 @@ import type { AgentIntrospection, SamplerStats } from '../../src/samplers/rezolu
 import type { Point, Value } from '../../src/samplers/types.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 import { fmt, printProfileTable, profileTotals, say, type CallFrame, type CpuProfile } from './common.js';
+import { prng } from '../helpers/prng.js';
 
 const { values: flags } = parseArgs({
   options: {
@@ -204,17 +205,6 @@ const nowNs = (): bigint => process.hrtime.bigint();
 const msSince = (t0: bigint): number => Number(process.hrtime.bigint() - t0) / 1e6;
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 
-/** mulberry32: a small seeded PRNG, so every run builds the same fleet. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------- the fleet
 

@@ -5,6 +5,7 @@ import { familyDecl } from '../../src/exporter/plan.js';
 import { ExporterState } from '../../src/exporter/state.js';
 import { renderExpositionReference } from '../helpers/reference-render.js';
 import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { prng } from '../helpers/prng.js';
 
 // A mixed fleet: scaled and plain counters (some oversampled, so with rate percentiles), gauges
 // with every kind of value, histograms, a descriptor that repeats a series (duplicates), another
@@ -71,17 +72,6 @@ const clash = makeDescriptor('clash', { memory_free: m('gauge', 'bytes', ['x'], 
 const DESCRIPTORS: readonly Descriptor[] = [cpu, net, mem, lat, twice, clash];
 const HOSTS = ['a', 'b-é', 'c"q\\', 'd'];
 
-/** mulberry32 */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function valuesOf(d: Descriptor, hostIndex: number, tick: number, rnd: () => number): FrameValue[] {
   const n = d.series.length;

@@ -2,17 +2,7 @@
 import type { MetricKind } from '../../../src/metrics/metric.js';
 import type { SeriesInfo } from '../../../src/viewer/track.js';
 
-/** A small deterministic PRNG (mulberry32): the same numbers on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../../helpers/prng.js';
 
 /** Series info with the id `metric/value/value…` a recording would give it. */
 export function info(metric: string, kind: MetricKind, unit: string, labels: Record<string, string> = {}): SeriesInfo {
