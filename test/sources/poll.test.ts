@@ -63,9 +63,12 @@ test('an endpoint that streams without end is cut off at the snapshot bound and 
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const source = new PollSource({ url, intervalMs: 200 }, silentLogger());
+  // a 10 s interval gives each poll 20 s (max(2 s, 2 × interval)) to read the 64 MiB: with a 200 ms
+  // interval a busy machine's poll timed out first, and the stop's clean end of a second poll's
+  // stream then left a msgpack error as the last one
+  const source = new PollSource({ url, intervalMs: 10_000 }, silentLogger());
   await source.start(() => undefined);
-  for (let i = 0; i < 600 && source.lastError() === undefined; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 800 && source.lastError() === undefined; i++) await new Promise((r) => setTimeout(r, 50));
   stop = true;
   source.stop();
   await source.done;
