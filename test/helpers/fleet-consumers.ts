@@ -43,8 +43,10 @@ export class Consumer {
     child.stdout?.on('data', keep);
     child.stderr?.on('data', keep);
     const forget = killOnExit(-(child.pid as number));
+    // 'close', not 'exit': the last output (the alert evaluator's stop line) may still be in the
+    // pipe when 'exit' fires, and on a busy machine it was read only after the audit looked for it
     this.exited = new Promise((r) =>
-      child.once('exit', (code) => {
+      child.once('close', (code) => {
         forget();
         r(code);
       }),
