@@ -12,7 +12,7 @@ type Payload =
   | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly idPrefix: string; readonly seq: number; readonly tag: string }
   | { readonly kind: 'kv'; readonly key: string; readonly value: string };
 
-type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean };
+type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean; evicted?: boolean };
 
 export interface PublisherStats {
   /** frames acked by JetStream (duplicates included) */
@@ -210,7 +210,7 @@ export class Publisher {
       const item = this.queue[i] as Item;
       const droppable = item.kind === 'frame' && !item.sending && !item.done;
       if (droppable && this.stats.bufferedBytes > this.o.maxBufferBytes) {
-        item.done = true; // gone from the buffer: a late ack of an earlier attempt changes nothing
+        item.evicted = true; // gone from the buffer: a late ack of an earlier attempt changes nothing
         this.stats.dropped++;
         this.stats.buffered--;
         this.stats.bufferedBytes -= item.bytes;
@@ -383,13 +383,14 @@ export class Publisher {
    * The ack of an attempt that had timed out: the frame is stored, so it is
    * not sent again (under an overloaded server every agent would otherwise
    * send its whole window twice, and live subscribers get it twice). A frame
-   * sent again meanwhile waits for that attempt's ack instead; a frame
-   * already acked or dropped from the buffer is left as it is.
+   * sent again meanwhile waits for that attempt's ack instead (a duplicate,
+   * counted as such); a frame dropped from the buffer is left as it is.
    */
   private lateAck(item: Item, ack: PubAck): void {
-    if (item.done || item.sending || this.closed) return;
+    if (item.evicted === true || this.closed) return;
+    // counted whatever the order with a later attempt's ack (a duplicate), so published - duplicates stays one per frame
     this.stats.published++;
     if (ack.duplicate) this.stats.duplicates++;
-    this.acked(item);
+    if (!item.done && !item.sending) this.acked(item);
   }
 }
