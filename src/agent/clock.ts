@@ -3,16 +3,50 @@
  * a monotonic hrtime reading, re-anchored every minute so NTP steps show up.
  */
 const REANCHOR_NS = 60_000_000_000n;
+/** An anchor whose Date.now() took longer than this to read (the thread was preempted) is taken again. */
+const TIGHT_NS = 200_000n;
+const ANCHOR_TRIES = 5;
 let anchorWall = 0n;
 let anchorHr = -REANCHOR_NS - 1n;
 
+/** One try at an anchor: Date.now() read between two hrtime readings. */
+export interface AnchorRead {
+  readonly h0: bigint;
+  readonly wallMs: number;
+  readonly h1: bigint;
+}
+
+/**
+ * The anchor a set of tries gives: the tightest pair, Date.now() matched with
+ * the middle of its hrtime bracket. A thread preempted between a single pair
+ * of reads (tens of ms on a busy machine) would otherwise put every
+ * timestamp of the next minute that far off.
+ */
+export function tightestAnchor(reads: readonly AnchorRead[]): { wallNs: bigint; hrNs: bigint } {
+  let best: AnchorRead | undefined;
+  for (const r of reads) if (best === undefined || r.h1 - r.h0 < best.h1 - best.h0) best = r;
+  if (best === undefined) throw new Error('no anchor read');
+  // Date.now() truncates to the millisecond: the middle of it is the best estimate.
+  return { wallNs: BigInt(best.wallMs) * 1_000_000n + 500_000n, hrNs: best.h0 + (best.h1 - best.h0) / 2n };
+}
+
+function anchor(): void {
+  const reads: AnchorRead[] = [];
+  for (let i = 0; i < ANCHOR_TRIES; i++) {
+    const h0 = process.hrtime.bigint();
+    const wallMs = Date.now();
+    const h1 = process.hrtime.bigint();
+    reads.push({ h0, wallMs, h1 });
+    if (h1 - h0 <= TIGHT_NS) break;
+  }
+  const a = tightestAnchor(reads);
+  anchorWall = a.wallNs;
+  anchorHr = a.hrNs;
+}
+
 export function nowNs(): bigint {
   const hr = process.hrtime.bigint();
-  if (hr - anchorHr > REANCHOR_NS) {
-    // Date.now() truncates to the millisecond: the middle of it is the best estimate.
-    anchorWall = BigInt(Date.now()) * 1_000_000n + 500_000n;
-    anchorHr = hr;
-  }
+  if (hr - anchorHr > REANCHOR_NS) anchor();
   return anchorWall + (hr - anchorHr);
 }
 

@@ -486,13 +486,14 @@ test('on its own clock a 100 ms sampler ticks on whole intervals', async (t) => 
 
   // the last reading, taken when the agent stops, is not on the clock
   const all = sink.framesOf('fake_fast');
-  t.true(all.at(-1)?.raw.last === true);
+  t.true(all.at(-1)?.raw.last === true, `the last of ${all.length} frames is not marked last`);
   const frames = all.slice(0, -1);
   t.log(`frames: ${frames.length}; begin offsets in the interval (ms): ${frames.map((f) => Number(f.raw.beginNs % 100_000_000n) / 1e6).join(', ')}`);
   t.true(frames.length >= 5, `${frames.length} frames`);
   t.deepEqual(frames.map((f) => f.raw.seq), frames.map((_, i) => i + 1));
   for (const f of frames) {
-    t.true(f.raw.beginNs >= before - MS && f.raw.endNs <= after + MS);
+    t.true(f.raw.beginNs >= before - MS, `frame ${f.raw.seq} begins ${Number(before - f.raw.beginNs) / 1e6} ms before the agent started`);
+    t.true(f.raw.endNs <= after + MS, `frame ${f.raw.seq} ends ${Number(f.raw.endNs - after) / 1e6} ms after the agent stopped`);
     // aligned: a tick starts shortly after a whole 100 ms of the wall clock (nowNs may read up to
     // 1 ms behind Date.now(), whose millisecond it is anchored on, so allow 1 ms before the boundary)
     // (a loaded machine can start a tick tens of ms late; an unaligned clock would spread over all 100 ms)
