@@ -175,37 +175,51 @@ test('reason labels come from the kernel enum, lower case, without prefix; slot 
   t.true(Object.isFrozen(labels[3]));
 });
 
-/** A child process that listens with backlog 1 (Node takes 0 as its default, 511) and never accepts (its event loop is blocked) for `ms`. */
-function deafListener(ms: number): Promise<{ port: number; exited: Promise<void> }> {
+/**
+ * A child process that listens with backlog 1 (Node takes 0 as its default, 511) and never
+ * accepts: its event loop is blocked until the test kills it. (A child that blocked for a fixed
+ * time left a busy machine's test too little of it: CI once saw fewer than 3 retransmissions.)
+ */
+function deafListener(): Promise<{ port: number; kill: () => Promise<void> }> {
   const script =
     `const s = require('net').createServer().listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {` +
-    ` process.stdout.write(s.address().port + '\\n', () => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ${ms}); process.exit(0); }); });`;
+    ` process.stdout.write(s.address().port + '\\n', () => { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60000); process.exit(0); }); });`;
   const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async (): Promise<void> => {
+    child.kill('SIGKILL');
+    await exited;
+  };
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      if (out.includes('\n')) resolve({ port: Number.parseInt(out, 10), exited });
+      if (out.includes('\n')) resolve({ port: Number.parseInt(out, 10), kill });
     });
     child.once('error', reject);
   });
 }
 
 test.serial('SYNs to a listener whose accept queue is full are dropped and retransmitted: tcp_retransmit rises', async (t) => {
-  const { port, exited } = await deafListener(2500);
+  const { port, kill } = await deafListener();
+  t.teardown(kill);
   const a = await k.read('tcp_retransmit');
-  // two connections fill the accept queue of backlog 1; the SYNs of the other three are dropped until it drains
+  // two connections fill the accept queue of backlog 1; the SYNs of the other three are dropped
+  // for as long as nobody accepts, and each is sent again after the initial RTO of 1 s
   const clients = Array.from({ length: 5 }, () => {
     const c = createConnection({ port, host: '127.0.0.1' });
     c.on('error', () => {});
     return c;
   });
-  await sleep(1800); // the first SYN retransmission comes after the initial RTO of 1 s
-  const b = await k.read('tcp_retransmit');
+  const started = Date.now();
+  let retransmits = 0;
+  for (let waited = 0; retransmits < 3 && waited < 10_000; waited = Date.now() - started) {
+    await sleep(250);
+    const b = await k.read('tcp_retransmit');
+    retransmits = num(b.get('tcp_retransmit')) - num(a.get('tcp_retransmit'));
+  }
   for (const c of clients) c.destroy();
-  await exited;
-  const retransmits = num(b.get('tcp_retransmit')) - num(a.get('tcp_retransmit'));
-  t.log(`retransmitted segments while 3 SYNs waited on a full accept queue: ${retransmits}`);
-  t.true(retransmits >= 3);
+  await kill();
+  t.log(`retransmitted segments while 3 SYNs waited on a full accept queue: ${retransmits} after ${Date.now() - started} ms`);
+  t.true(retransmits >= 3, `${retransmits} retransmissions in ${Date.now() - started} ms`);
 });
