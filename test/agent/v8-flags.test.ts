@@ -4,18 +4,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags, NO_OPT_FROM_MS } from '../../src/agent/v8-flags.js';
+import { AGENT_HEAP_FLAGS, AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags, NO_OPT_FROM_MS } from '../../src/agent/v8-flags.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats } from '../helpers/nats.js';
 import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
 
-test('the agent sets --no-opt when no sampler runs faster than 1 s, none when one does, and REZOLUS_AGENT_V8_FLAGS overrides both', (t) => {
+test('the agent sets --no-opt when no sampler runs faster than 1 s, the young-generation cap always, and REZOLUS_AGENT_V8_FLAGS overrides both', (t) => {
   t.deepEqual([...AGENT_V8_FLAGS], ['--no-opt']);
+  t.deepEqual([...AGENT_HEAP_FLAGS], ['--semi-space-growth-factor=1']);
   t.is(NO_OPT_FROM_MS, 1000);
-  t.deepEqual(agentV8Flags({}, 1000), ['--no-opt']);
-  t.deepEqual(agentV8Flags({}, 10_000), ['--no-opt']);
-  t.deepEqual(agentV8Flags({}, Number.POSITIVE_INFINITY), ['--no-opt'], 'no sampler enabled');
-  t.deepEqual(agentV8Flags({}, 999), [], 'a sampler faster than 1 s: the optimising compiler pays');
+  const slow = ['--no-opt', '--semi-space-growth-factor=1'];
+  t.deepEqual(agentV8Flags({}, 1000), slow);
+  t.deepEqual(agentV8Flags({}, 10_000), slow);
+  t.deepEqual(agentV8Flags({}, Number.POSITIVE_INFINITY), slow, 'no sampler enabled');
+  t.deepEqual(agentV8Flags({}, 999), ['--semi-space-growth-factor=1'], 'a sampler faster than 1 s: the optimising compiler pays');
   t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: '' }, 1000), [], 'empty: none');
   t.deepEqual(agentV8Flags({ [AGENT_V8_FLAGS_ENV]: ' --max-lazy   --single-threaded ' }, 100), ['--max-lazy', '--single-threaded']);
 });
@@ -61,6 +63,32 @@ test('a hot function compiled after the flags are set is not optimised by TurboF
   t.is(lite & TURBOFANNED, 0, `--lite-mode: status ${lite.toString(2)}`);
 });
 
+/** Young-generation size (KiB) after applyAgentV8Flags(…, 1000) and ~50 MB of short-lived allocation in a fresh node. */
+function newSpaceAfterChurn(flags: string | undefined): number {
+  rezolusArgv(); // builds dist/ when stale
+  const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
+  const script = [
+    `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
+    `import { getHeapSpaceStatistics } from 'node:v8';`,
+    'applyAgentV8Flags(process.env, 1000);',
+    'const keep = [];',
+    'for (let r = 0; r < 100; r++) { const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: `x${i}` }); keep.push(a[r]); }',
+    `const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');`,
+    'process.stdout.write(String(Math.round((young?.space_size ?? -1024) / 1024)));',
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
+  if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
+  return Number(r.stdout);
+}
+
+test('the agent flags keep the young generation from growing under allocation; without them it grows', (t) => {
+  const capped = newSpaceAfterChurn(undefined);
+  const grown = newSpaceAfterChurn('');
+  t.log(`new space after churn: ${capped} KiB with the agent's flags, ${grown} KiB with none`);
+  t.true(capped > 0 && capped <= 4096, `${capped} KiB`);
+  t.true(grown >= 4 * capped, `${grown} KiB against ${capped} KiB`);
+});
+
 /** The `agent running` log line of `rezolus agent` on the fixture root, REZOLUS_AGENT_V8_FLAGS as given. */
 async function runningLine(flags: string | undefined, ...extra: string[]): Promise<Record<string, unknown>> {
   const server = await startTestNats();
@@ -93,8 +121,8 @@ async function runningLine(flags: string | undefined, ...extra: string[]): Promi
   }
 }
 
-test('rezolus agent says the V8 flags it runs with: --no-opt at 1 s, none at 100 ms or when told', async (t) => {
-  t.deepEqual((await runningLine(undefined)).v8_flags, ['--no-opt']);
-  t.deepEqual((await runningLine(undefined, '--interval', '100ms')).v8_flags, []);
+test('rezolus agent says the V8 flags it runs with: --no-opt at 1 s, the young-generation cap at both, none when told', async (t) => {
+  t.deepEqual((await runningLine(undefined)).v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
+  t.deepEqual((await runningLine(undefined, '--interval', '100ms')).v8_flags, ['--semi-space-growth-factor=1']);
   t.deepEqual((await runningLine('')).v8_flags, []);
 });
