@@ -59,6 +59,7 @@ export const AGENT_SPEC: FileSpec = {
     keys: {
       max_cgroups: { type: 'integer', default: 1024, min: 1, max: 100000, doc: 'At most this many cgroups are published on their own; the others are summed into cgroup="other" and counted in cgroup_folded. A cgroup keeps its place while it exists.' },
       max_depth: { type: 'integer', default: 6, min: 0, max: 64, doc: 'Levels below the root cgroup that are looked at (0 = the root only); deeper ones are not read at all.' },
+      open_files: { type: 'integer', default: 1024, min: 0, max: 100000, doc: 'cgroupfs files kept open between refreshes, so each is one read instead of open, read and close (0.44-0.74x the CPU per refresh at 100-1000 cgroups). Each is a file descriptor of the agent (at most a quarter of its limit) and holds ~4 KiB of kernel memory: 1024 files, ~68 cgroups of v1 hierarchies, ~4.4 MiB. Past this many, files are opened for each read; 0 keeps none open.' },
     },
   },
   http: {
@@ -108,7 +109,7 @@ export interface AgentConfig {
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
   readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
-  readonly cgroups: { readonly maxCgroups: number; readonly maxDepth: number };
+  readonly cgroups: { readonly maxCgroups: number; readonly maxDepth: number; readonly openFiles: number };
   /** where to serve the snapshot; undefined = not served */
   readonly http: { readonly host: string; readonly port: number; readonly token?: string } | undefined;
 }
@@ -168,7 +169,11 @@ export function loadAgentConfig(path: string | undefined, samplerList: readonly 
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
     kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },
-    cgroups: { maxCgroups: s('cgroups', 'max_cgroups') as number, maxDepth: s('cgroups', 'max_depth') as number },
+    cgroups: {
+      maxCgroups: s('cgroups', 'max_cgroups') as number,
+      maxDepth: s('cgroups', 'max_depth') as number,
+      openFiles: s('cgroups', 'open_files') as number,
+    },
     http: enabled ? { ...listen, ...(token === '' ? {} : { token }) } : undefined,
   };
 }

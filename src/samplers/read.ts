@@ -15,21 +15,30 @@ let scratch = Buffer.allocUnsafe(16384);
 export function readPseudoFile(path: string): string {
   const fd = openSync(path, 'r');
   try {
-    let n = 0;
-    for (;;) {
-      if (n === scratch.length) {
-        const bigger = Buffer.allocUnsafe(scratch.length * 2);
-        scratch.copy(bigger, 0, 0, n);
-        scratch = bigger;
-      }
-      const r = readSync(fd, scratch, n, scratch.length - n, null);
-      if (r === 0) break;
-      n += r;
-    }
-    return scratch.toString('utf8', 0, n);
+    return readFd(fd);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The whole text of an open pseudo-file, read from offset 0 with pread(2):
+ * a kernel-generated file (seq_file) is made afresh by a read at 0, so an fd
+ * kept open gives the current figures each time (see open-files.ts).
+ */
+export function readFd(fd: number): string {
+  let n = 0;
+  for (;;) {
+    if (n === scratch.length) {
+      const bigger = Buffer.allocUnsafe(scratch.length * 2);
+      scratch.copy(bigger, 0, 0, n);
+      scratch = bigger;
+    }
+    const r = readSync(fd, scratch, n, scratch.length - n, n);
+    if (r === 0) break;
+    n += r;
+  }
+  return scratch.toString('utf8', 0, n);
 }
 
 /** Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys` or a fixture root). */

@@ -31,7 +31,7 @@ export interface SamplerContext {
   /** keep BPF run-time statistics on while the agent runs ([kernel] bpf_stats) */
   readonly bpfStats?: boolean;
   /** [cgroups] in agent.toml: the cardinality bound of container telemetry */
-  readonly cgroups?: { readonly maxCgroups: number; readonly maxDepth: number };
+  readonly cgroups?: { readonly maxCgroups: number; readonly maxDepth: number; readonly openFiles?: number };
 }
 
 /**

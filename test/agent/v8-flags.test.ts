@@ -72,7 +72,7 @@ function newSpaceAfterChurn(flags: string | undefined): number {
     `import { getHeapSpaceStatistics } from 'node:v8';`,
     'applyAgentV8Flags(process.env, 1000);',
     'const keep = [];',
-    'for (let r = 0; r < 100; r++) { const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: `x${i}` }); keep.push(a[r]); }',
+    'for (let r = 0; r < 100; r++) { const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: "x" + i }); keep.push(a[r]); }',
     `const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');`,
     'process.stdout.write(String(Math.round((young?.space_size ?? -1024) / 1024)));',
   ].join('\n');

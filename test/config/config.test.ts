@@ -66,7 +66,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
     kernel: { enabled: true, bpfStats: false },
-    cgroups: { maxCgroups: 1024, maxDepth: 6 },
+    cgroups: { maxCgroups: 1024, maxDepth: 6, openFiles: 1024 },
     http: { host: '127.0.0.1', port: 4241 },
   };
   t.deepEqual(c, expected);

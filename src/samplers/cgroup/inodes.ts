@@ -9,7 +9,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
-import { listCgroups } from './walk.js';
+import { isCgroupFs, listCgroups } from './walk.js';
 
 const shared = new Map<string, CgroupPaths>();
 
@@ -24,7 +24,12 @@ export class CgroupPaths {
     readonly mount: string,
     private readonly maxDepth: number,
     private readonly relistMs: number,
-  ) {}
+  ) {
+    this.leafByLinks = isCgroupFs(mount);
+  }
+
+  /** cgroupfs: leaves are known by their link count, not listed (walk.ts) */
+  private readonly leafByLinks: boolean;
 
   /** Finds the cpu controller's hierarchy (v1 cpu, else the v2 tree); undefined when there is none. */
   /**
@@ -62,7 +67,7 @@ export class CgroupPaths {
   /** Lists the hierarchy; a periodic listing also forgets the ids earlier listings did not find. */
   private relist(periodic: boolean): void {
     const next = new Map<bigint, string>();
-    for (const rel of listCgroups(this.mount, this.maxDepth)) {
+    for (const rel of listCgroups(this.mount, this.maxDepth, this.leafByLinks)) {
       try {
         next.set(statSync(join(this.mount, rel), { bigint: true }).ino, decodeCgroupName(rel));
       } catch {

@@ -44,14 +44,8 @@ export interface CgroupFigures {
   skipped: number;
 }
 
-/** A cgroupfs file as text, or undefined when it cannot be read. */
-function text(dir: string, file: string): string | undefined {
-  try {
-    return readPseudoFile(join(dir, file));
-  } catch {
-    return undefined;
-  }
-}
+/** Reads a file as text, throwing as open(2) or read(2) do (readPseudoFile, or OpenFiles.read). */
+export type ReadFile = (path: string) => string;
 
 /**
  * Reads every figure of `path` (relative to the hierarchies' roots) that its
@@ -59,7 +53,20 @@ function text(dir: string, file: string): string | undefined {
  * there has the cgroup (from the refresh's listing), so that no file of a
  * hierarchy without it is tried: a failed open costs as much as a read.
  */
-export function readCgroup(sources: Sources, path: string, inTree: (mount: string, path: string) => boolean = () => true): CgroupFigures {
+export function readCgroup(
+  sources: Sources,
+  path: string,
+  inTree: (mount: string, path: string) => boolean = () => true,
+  read: ReadFile = readPseudoFile,
+): CgroupFigures {
+  /** A cgroupfs file as text, or undefined when it cannot be read. */
+  const text = (dir: string, file: string): string | undefined => {
+    try {
+      return read(`${dir}/${file}`);
+    } catch {
+      return undefined;
+    }
+  };
   const f: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
   const at = (c: Parameters<Sources['byController']['get']>[0]): { dir: string; v2: boolean } | undefined => {
     const m = sources.byController.get(c);

@@ -6,17 +6,19 @@
  * listed again at every refresh: a cgroup that goes away stops being
  * published (and the descriptor of the old layout expires unused).
  */
-import { readlinkSync, statfsSync, statSync } from 'node:fs';
+import { readlinkSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { addU64, toCounter, type Counter } from '../../metrics/u64.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
 import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
+import { OpenFiles, openFilesBudget, softOpenFilesLimit } from '../open-files.js';
+import { readPseudoFile } from '../read.js';
 import * as m from './metrics.js';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { CgroupSelection } from './select.js';
-import { breadthFirst, listCgroups } from './walk.js';
+import { breadthFirst, isCgroupFs, listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
 import { DEFAULT_LIMITS } from './limits.js';
 
@@ -57,15 +59,12 @@ function sum(all: readonly CgroupFigures[]): CgroupFigures {
   return s;
 }
 
-const CGROUP_SUPER_MAGIC = 0x27e0eb;
-const CGROUP2_SUPER_MAGIC = 0x63677270;
-
-function isCgroupFs(path: string): boolean {
+/** This process's soft limit on open files, from /proc/self/limits (the real one: the agent's own). */
+function softLimit(): number | undefined {
   try {
-    const type = Number(statfsSync(path).type);
-    return type === CGROUP_SUPER_MAGIC || type === CGROUP2_SUPER_MAGIC;
+    return softOpenFilesLimit(readPseudoFile('/proc/self/limits'));
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -86,6 +85,11 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const idTree = isCgroupFs(idMount) ? idMount : undefined;
     const trees = [...new Set([...sources.byController.values(), ...(sources.unified ? [sources.unified] : [])].map((x) => x.path))];
     ctx.log.debug({ sources: Object.fromEntries([...sources.byController].map(([c, x]) => [c, x.path])) }, 'cgroup hierarchies');
+    // files stay open between refreshes only on cgroupfs, where a removed cgroup's fd fails (open-files.ts)
+    const openFiles = openFilesBudget(limits.openFiles ?? DEFAULT_LIMITS.openFiles, softLimit());
+    const onCgroupFs = trees.every(isCgroupFs);
+    const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles) : undefined;
+    const read = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
 
     const selection = new CgroupSelection(limits.maxCgroups);
     const labels = new Map<string, CgroupLabels>();
@@ -114,7 +118,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       name: NAME,
       metrics: m.METRICS,
       async refresh(): Promise<Reading> {
-        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth))]));
+        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth, onCgroupFs))]));
         const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
         const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
         const { kept, folded } = selection.update(present);
@@ -122,7 +126,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
         let skipped = 0;
         const keptNames = new Set<string>();
         for (const path of kept) {
-          const f = readCgroup(sources, path, inTree);
+          const f = readCgroup(sources, path, inTree, read);
           skipped += f.skipped;
           const name = decodeCgroupName(path);
           keptNames.add(name);
@@ -140,7 +144,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           }
         }
         if (folded.length > 0) {
-          const figures = folded.map((path) => readCgroup(sources, path, inTree));
+          const figures = folded.map((path) => readCgroup(sources, path, inTree, read));
           for (const f of figures) skipped += f.skipped;
           const other = sum(figures);
           const split = splitUsage(other, cpuSplit.get('other'));
@@ -155,7 +159,11 @@ export const cgroupResourcesSampler: SamplerDefinition = {
             cpuSplit.delete(name);
           }
         }
+        files?.sweep();
         return { points, skipped };
+      },
+      async close(): Promise<void> {
+        files?.close();
       },
     };
   },

@@ -1,0 +1,78 @@
+import test from 'ava';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OpenFiles, openFilesBudget, softOpenFilesLimit } from '../../src/samplers/open-files.js';
+
+const openFds = (): number => readdirSync('/proc/self/fd').length;
+
+test('the soft limit on open files comes from /proc/<pid>/limits; the budget is a quarter of it at most', (t) => {
+  const limits = [
+    'Limit                     Soft Limit           Hard Limit           Units     ',
+    'Max processes             95148                95148                processes ',
+    'Max open files            1024                 524288               files     ',
+  ].join('\n');
+  t.is(softOpenFilesLimit(limits), 1024);
+  t.is(softOpenFilesLimit(limits.replace('1024 ', 'unlimited ')), undefined);
+  t.is(softOpenFilesLimit('Max processes 1 1 processes'), undefined);
+  t.is(openFilesBudget(4096, 1024), 256);
+  t.is(openFilesBudget(4096, 65536), 4096);
+  t.is(openFilesBudget(4096, undefined), 4096);
+  t.is(openFilesBudget(0, 65536), 0);
+});
+
+test('files stay open up to the cap, are read from offset 0 each time, and a sweep closes those not read since the last', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const paths = ['a', 'b', 'c'].map((n) => join(dir, n));
+  for (const [i, p] of paths.entries()) writeFileSync(p, `value ${i}\n`);
+  const before = openFds();
+  const files = new OpenFiles(2);
+  t.deepEqual(paths.map((p) => files.read(p)), ['value 0\n', 'value 1\n', 'value 2\n']);
+  t.is(files.size, 2, 'the third is opened and closed');
+  t.is(openFds() - before, 2);
+  // rewritten in place (as the kernel regenerates a pseudo-file): the open fd reads the new text, longer or shorter
+  writeFileSync(paths[0]!, `${'x'.repeat(40_000)}\n`);
+  t.is(files.read(paths[0]!).length, 40_001);
+  writeFileSync(paths[0]!, 'short\n');
+  t.is(files.read(paths[0]!), 'short\n');
+  files.sweep(); // a and b were read in this generation: both stay
+  t.is(files.size, 2);
+  files.read(paths[1]!);
+  files.sweep(); // a was not read since the last sweep
+  t.is(files.size, 1);
+  t.is(openFds() - before, 1);
+  t.throws(() => files.read(join(dir, 'missing')), { code: 'ENOENT' });
+  t.is(files.size, 1);
+  files.close();
+  t.is(files.size, 0);
+  t.is(openFds(), before);
+});
+
+// A real cgroupfs (kernfs): a kept fd of a removed cgroup fails, and the same name made
+// again is read from its own files. Needs root and a v1 pids hierarchy or the v2 tree.
+const PIDS_ROOT = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'].find((r) => existsSync(join(r, 'cgroup.procs')) && (r !== '/sys/fs/cgroup' || existsSync(join(r, 'cgroup.controllers'))));
+
+test('on cgroupfs a kept file shows writes, fails once its cgroup is removed, and a cgroup made again under the name is read afresh', (t) => {
+  if (PIDS_ROOT === undefined || process.getuid?.() !== 0) {
+    t.fail('needs root and a cgroupfs with pids files (this machine has both)');
+    return;
+  }
+  const dir = join(PIDS_ROOT, `rezolus-open-files-${process.pid}`);
+  mkdirSync(dir);
+  t.teardown(() => {
+    if (existsSync(dir)) rmdirSync(dir);
+  });
+  const file = join(dir, existsSync(join(dir, 'pids.max')) ? 'pids.max' : 'cgroup.max.depth');
+  const files = new OpenFiles(8);
+  t.is(files.read(file), 'max\n');
+  writeFileSync(file, '100');
+  t.is(files.read(file), '100\n', 'a read at offset 0 of a kept fd gives the current value');
+  t.is(files.size, 1);
+  rmdirSync(dir);
+  t.throws(() => files.read(file), { code: 'ENOENT' }, 'the kept fd failed, and the path is gone');
+  t.is(files.size, 0);
+  mkdirSync(dir);
+  t.is(files.read(file), 'max\n', 'the new cgroup of the same name, not the old one');
+  files.close();
+});
