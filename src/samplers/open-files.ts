@@ -19,7 +19,7 @@
  * refresh closes those that refresh did not read (cgroups that went away).
  */
 import { closeSync, openSync } from 'node:fs';
-import { readFd } from './read.js';
+import { readFd } from './pseudo-file.js';
 
 interface Entry {
   readonly fd: number;

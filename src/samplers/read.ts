@@ -1,49 +1,42 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
+import { OpenFiles } from './open-files.js';
+import { readPseudoFile } from './pseudo-file.js';
 import { SamplerUnsupportedError } from './types.js';
 
-let scratch = Buffer.allocUnsafe(16384);
+export { readPseudoFile };
 
-/**
- * A procfs, sysfs or cgroupfs file as text; throws as open(2) or read(2) do.
- * Synchronous on purpose: these pseudo-files are generated in memory, and a
- * sync read costs 8-20 µs where fs/promises costs 150-280 µs (measured on
- * this machine type). One shared buffer and no fstat: ~35 % cheaper than
- * readFileSync (8 against 12 µs for a cgroupfs file here), which matters when
- * a refresh reads thousands of them.
- */
-export function readPseudoFile(path: string): string {
-  const fd = openSync(path, 'r');
-  try {
-    return readFd(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
+const PROC_SUPER_MAGIC = 0x9fa0;
+const SYSFS_MAGIC = 0x62656572;
+/** The procfs and sysfs files the samplers read each tick, kept open (never swept: a fixed set) */
+const kept = new OpenFiles(64);
+/** root -> whether it is a real procfs or sysfs (a fixture root is not: its files may be replaced) */
+const pseudoRoots = new Map<string, boolean>();
 
-/**
- * The whole text of an open pseudo-file, read from offset 0 with pread(2):
- * a kernel-generated file (seq_file) is made afresh by a read at 0, so an fd
- * kept open gives the current figures each time (see open-files.ts).
- */
-export function readFd(fd: number): string {
-  let n = 0;
-  for (;;) {
-    if (n === scratch.length) {
-      const bigger = Buffer.allocUnsafe(scratch.length * 2);
-      scratch.copy(bigger, 0, 0, n);
-      scratch = bigger;
+function isPseudoRoot(root: string): boolean {
+  let pseudo = pseudoRoots.get(root);
+  if (pseudo === undefined) {
+    try {
+      const type = Number(statfsSync(root).type);
+      pseudo = type === PROC_SUPER_MAGIC || type === SYSFS_MAGIC;
+    } catch {
+      pseudo = false;
     }
-    const r = readSync(fd, scratch, n, scratch.length - n, n);
-    if (r === 0) break;
-    n += r;
+    pseudoRoots.set(root, pseudo);
   }
-  return scratch.toString('utf8', 0, n);
+  return pseudo;
 }
 
-/** Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys` or a fixture root). */
+/**
+ * Reads a procfs/sysfs file as text below a configurable root (`/proc`, `/sys`
+ * or a fixture root). Below a real procfs or sysfs the file stays open and
+ * the next read is one pread(2) from offset 0, which the kernel answers with
+ * fresh text (saves an open and a close per file and tick); an fd that fails
+ * is closed and the path opened again.
+ */
 export async function readText(root: string, relative: string): Promise<string> {
-  return readPseudoFile(join(root, relative));
+  const path = join(root, relative);
+  return isPseudoRoot(root) ? kept.read(path) : readPseudoFile(path);
 }
 
 /**

@@ -1,8 +1,9 @@
 import test from 'ava';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OpenFiles, openFilesBudget, softOpenFilesLimit } from '../../src/samplers/open-files.js';
+import { readText } from '../../src/samplers/read.js';
 
 const openFds = (): number => readdirSync('/proc/self/fd').length;
 
@@ -21,7 +22,7 @@ test('the soft limit on open files comes from /proc/<pid>/limits; the budget is 
   t.is(openFilesBudget(0, 65536), 0);
 });
 
-test('files stay open up to the cap, are read from offset 0 each time, and a sweep closes those not read since the last', (t) => {
+test.serial('files stay open up to the cap, are read from offset 0 each time, and a sweep closes those not read since the last', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const paths = ['a', 'b', 'c'].map((n) => join(dir, n));
@@ -53,7 +54,7 @@ test('files stay open up to the cap, are read from offset 0 each time, and a swe
 // again is read from its own files. Needs root and a v1 pids hierarchy or the v2 tree.
 const PIDS_ROOT = ['/sys/fs/cgroup/pids', '/sys/fs/cgroup/unified', '/sys/fs/cgroup'].find((r) => existsSync(join(r, 'cgroup.procs')) && (r !== '/sys/fs/cgroup' || existsSync(join(r, 'cgroup.controllers'))));
 
-test('on cgroupfs a kept file shows writes, fails once its cgroup is removed, and a cgroup made again under the name is read afresh', (t) => {
+test.serial('on cgroupfs a kept file shows writes, fails once its cgroup is removed, and a cgroup made again under the name is read afresh', (t) => {
   if (PIDS_ROOT === undefined || process.getuid?.() !== 0) {
     t.fail('needs root and a cgroupfs with pids files (this machine has both)');
     return;
@@ -75,4 +76,26 @@ test('on cgroupfs a kept file shows writes, fails once its cgroup is removed, an
   mkdirSync(dir);
   t.is(files.read(file), 'max\n', 'the new cgroup of the same name, not the old one');
   files.close();
+});
+
+test.serial('readText keeps a procfs file open and reads fresh text from it; below a fixture root it keeps none', async (t) => {
+  const before = openFds();
+  const first = await readText('/proc', 'uptime');
+  const kept = openFds();
+  t.true(kept - before <= 1, `${kept - before} more fds`);
+  await new Promise((r) => setTimeout(r, 50));
+  const second = await readText('/proc', 'uptime');
+  t.is(openFds(), kept, 'no further fd for the second read');
+  t.not(second, first, 'the second read is the kernel text of now');
+  t.true(Number(second.split(' ')[0]) > Number(first.split(' ')[0]));
+
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-root-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'uptime'), '1.00 2.00\n');
+  t.is(await readText(dir, 'uptime'), '1.00 2.00\n');
+  // a fixture file replaced by another (rename) is read from the new one: nothing was kept open
+  writeFileSync(join(dir, 'uptime.new'), '3.00 4.00\n');
+  renameSync(join(dir, 'uptime.new'), join(dir, 'uptime'));
+  t.is(await readText(dir, 'uptime'), '3.00 4.00\n');
+  t.is(openFds(), kept);
 });
