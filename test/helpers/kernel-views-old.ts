@@ -1,12 +1,14 @@
 /**
  * The mmapped-map readers as they were before issue 19's native scan
- * (src/samplers/kernel/views.ts and per-cgroup.ts at 3beb469): every word
+ * (src/samplers/kernel/views.ts, per-cgroup.ts and network/drops/sampler.ts
+ * at 3beb469): every word
  * read in JS as two u32 halves. Kept as the reference the new readers are
  * compared with (test/samplers/kernel-views.test.ts) and measured against
  * (test/bench/kernel-views.ts).
  */
 import type { SparseHistogram } from '../../src/metrics/histogram.js';
 import { GROUPING_POWER, H2_BUCKETS, MAX_VALUE_POWER } from '../../src/metrics/histogram.js';
+import { addU64 } from '../../src/metrics/u64.js';
 
 const TWO32 = 0x1_0000_0000;
 
@@ -61,6 +63,26 @@ export class OldPackedView {
   get(i: number): number | bigint {
     return word(this.words, i);
   }
+}
+
+export class OldCounterBankView {
+  private readonly words: Uint32Array;
+  constructor(buffer: ArrayBuffer, readonly width: number, readonly cpus: number) {
+    this.words = new Uint32Array(buffer, 0, width * cpus * 2);
+  }
+
+  total(k: number): number | bigint {
+    let sum: number | bigint = 0;
+    for (let c = 0; c < this.cpus; c++) sum = addU64(sum, word(this.words, c * this.width + k));
+    return sum;
+  }
+}
+
+/** network_drops' old search for reasons: every slot from `from` to `to` whose total is not zero. */
+export function oldTouched(bank: OldCounterBankView, from: number, to: number): number[] {
+  const out: number[] = [];
+  for (let r = from; r <= to; r++) if (bank.total(r) !== 0) out.push(r);
+  return out;
 }
 
 /**

@@ -3,8 +3,8 @@ import { Worker } from 'node:worker_threads';
 import { H2_BUCKETS } from '../../src/metrics/histogram.js';
 import { loadNative } from '../../src/native/index.js';
 import { liveSlots } from '../../src/samplers/kernel/per-cgroup.js';
-import { HistogramView, PackedView } from '../../src/samplers/kernel/views.js';
-import { OldHistogramView, OldPackedView, oldLiveSlots } from '../helpers/kernel-views-old.js';
+import { CounterBankView, HistogramView, PackedView } from '../../src/samplers/kernel/views.js';
+import { OldCounterBankView, OldHistogramView, OldPackedView, oldLiveSlots, oldTouched } from '../helpers/kernel-views-old.js';
 import { prng } from '../helpers/prng.js';
 
 // The native-scan readers of mmapped maps against the JS readers they
@@ -100,6 +100,24 @@ test('liveSlots stops at `slots` and skips slots whose counters are all zero', (
   counters[24] = 6n; // slot 12: past `slots`
   const got = liveSlots(new PackedView(counters.buffer, 32), new PackedView(inodes.buffer, 16), 2, 8);
   t.deepEqual(got, [{ id: 1, inode: 7, values: [5, 0] }]);
+});
+
+test('CounterBankView.touched equals the old search for slots whose total is not zero', (t) => {
+  const rand = prng(256);
+  let touched = 0;
+  for (let round = 0; round < 60; round++) {
+    const cpus = 1 + (round % 8);
+    const width = round % 2 === 0 ? 256 : 10;
+    const words = randomWords(rand, cpus * width, [0, 0.001, 0.01, 0.1, 0.5][round % 5]!);
+    const got = new CounterBankView(words.buffer, width, cpus).touched();
+    t.deepEqual(got, oldTouched(new OldCounterBankView(words.buffer, width, cpus), 0, width - 1));
+    touched += got.length;
+  }
+  t.true(touched > 1000, `${touched} slots touched`);
+  // a slot counted on the last CPU only
+  const bank = new BigUint64Array(new ArrayBuffer(3 * 4 * 8));
+  bank[2 * 4 + 3] = 1n;
+  t.deepEqual(new CounterBankView(bank.buffer, 4, 3).touched(), [3]);
 });
 
 test('scanU64 stops when its outputs are full and refuses other array types', (t) => {

@@ -75,8 +75,30 @@ export class HistogramView {
 /** A counter bank: `width` u64 slots per CPU, for `cpus` CPUs. */
 export class CounterBankView {
   private readonly words: Uint32Array;
+  private readonly wide: BigUint64Array;
+  private readonly mark: Uint8Array;
   constructor(buffer: ArrayBuffer, readonly width: number, readonly cpus: number) {
     this.words = new Uint32Array(buffer, 0, width * cpus * 2);
+    this.wide = new BigUint64Array(buffer, 0, width * cpus);
+    this.mark = new Uint8Array(width);
+  }
+
+  /** The slots not zero on some CPU (those whose total is not zero), ascending: one scan of the bank. */
+  touched(): number[] {
+    const n = scan(this.wide);
+    const mark = this.mark;
+    mark.fill(0);
+    let count = 0;
+    for (let j = 0; j < n; j++) {
+      const k = (scanIndex[j] as number) % this.width;
+      if (mark[k] === 0) {
+        mark[k] = 1;
+        count++;
+      }
+    }
+    const slots = new Array<number>(count);
+    for (let k = 0, i = 0; i < count; k++) if (mark[k] === 1) slots[i++] = k;
+    return slots;
   }
 
   /** slot k of one CPU */
