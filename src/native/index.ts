@@ -92,6 +92,13 @@ export interface NativeAddon {
    */
   perfRead(leaders: Int32Array, out: BigUint64Array, width: number): number;
   closeFd(fd: number): void;
+  /**
+   * The non-zero words of `src` (an mmapped map, read with one 64-bit load
+   * each): their positions into index[0..n) and values into value[0..n), in
+   * order; a value past 2^53 as the nearest double. Returns n; stops when
+   * index or value is full.
+   */
+  scanU64(src: BigUint64Array, index: Uint32Array, value: Float64Array): number;
   readonly numPossibleCpus: number;
   readonly libbpfVersion: string;
 }

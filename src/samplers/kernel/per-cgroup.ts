@@ -22,6 +22,36 @@ export interface CgroupCounts {
 }
 
 
+/** A slot with a cgroup and a counter not zero: its css id, the cgroup's kernfs id and its counters. */
+export interface LiveSlot {
+  readonly id: number;
+  readonly inode: number | bigint;
+  readonly values: (number | bigint)[];
+}
+
+/**
+ * The slots below `slots` that have a cgroup (a non-zero inode, found by one
+ * native scan of the inode array rather than a read per slot) and any
+ * counter not zero, ids ascending.
+ */
+export function liveSlots(counters: PackedView, inodes: PackedView, width: number, slots: number): LiveSlot[] {
+  const live: LiveSlot[] = [];
+  const { index, value } = inodes.nonZero();
+  for (let j = 0; j < index.length; j++) {
+    const id = index[j]!;
+    if (id >= slots) break;
+    const values: (number | bigint)[] = new Array(width);
+    let any = false;
+    for (let k = 0; k < width; k++) {
+      const v = counters.get(id * width + k);
+      values[k] = v;
+      if (v !== 0) any = true;
+    }
+    if (any) live.push({ id, inode: value[j]!, values });
+  }
+  return live;
+}
+
 export class PerCgroupCounters {
   constructor(
     private readonly counters: PackedView,
@@ -34,17 +64,7 @@ export class PerCgroupCounters {
 
   read(): CgroupCounts[] {
     const found: CgroupCounts[] = [];
-    for (let id = 0; id < this.slots; id++) {
-      const inode = this.inodes.get(id);
-      if (inode === 0) continue;
-      const values: (number | bigint)[] = new Array(this.width);
-      let any = false;
-      for (let k = 0; k < this.width; k++) {
-        const v = this.counters.get(id * this.width + k);
-        values[k] = v;
-        if (v !== 0) any = true;
-      }
-      if (!any) continue;
+    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots)) {
       const cgroup = this.paths.pathOf(BigInt(inode));
       if (cgroup !== undefined) found.push({ cgroup, values });
     }

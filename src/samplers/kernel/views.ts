@@ -1,11 +1,15 @@
 /**
  * Reading mmapped BPF arrays without a syscall and without a BigInt per
- * word: u64 words are read as two u32 halves (little endian), which is exact
- * below 2^53 and falls back to bigint above.
+ * word. Histograms and sparse arrays are scanned by the addon (scanU64: one
+ * 64-bit load per word, only the non-zero ones come back), because walking
+ * 496 mostly zero buckets in interpreted JS was the larger part of a kernel
+ * sampler's refresh at 1 Hz. Single words are read as two u32 halves
+ * (little endian), which is exact below 2^53 and falls back to bigint above.
  */
 import type { SparseHistogram } from '../../metrics/histogram.js';
 import { addU64 } from '../../metrics/u64.js';
 import { GROUPING_POWER, MAX_VALUE_POWER } from '../../metrics/histogram.js';
+import { loadNative } from '../../native/index.js';
 import { H2_BUCKETS } from './layout.js';
 
 const TWO32 = 0x1_0000_0000;
@@ -27,35 +31,42 @@ function word(w: Uint32Array, i: number): number | bigint {
   return (BigInt(hi) << 32n) | BigInt(lo);
 }
 
+/**
+ * The positions and values of the non-zero words of the last scan. Shared by
+ * every view (one thread, and each read copies out before it returns), grown
+ * to the largest array scanned.
+ */
+let scanIndex = new Uint32Array(H2_BUCKETS);
+let scanValue = new Float64Array(H2_BUCKETS);
+let scanU64: ((src: BigUint64Array, index: Uint32Array, value: Float64Array) => number) | undefined;
+
+/** Scans `src` into scanIndex/scanValue; returns how many words were non-zero. */
+function scan(src: BigUint64Array): number {
+  if (scanIndex.length < src.length) {
+    scanIndex = new Uint32Array(src.length);
+    scanValue = new Float64Array(src.length);
+  }
+  scanU64 ??= loadNative().scanU64;
+  return scanU64(src, scanIndex, scanValue);
+}
 
 /** Histogram k of an mmapped map of histograms, in sparse cumulative form. */
 export class HistogramView {
-  private readonly words: Uint32Array;
+  private readonly words: BigUint64Array;
   constructor(buffer: ArrayBuffer, k = 0) {
-    this.words = new Uint32Array(buffer, k * H2_BUCKETS * 8, H2_BUCKETS * 2);
+    this.words = new BigUint64Array(buffer, k * H2_BUCKETS * 8, H2_BUCKETS);
   }
 
   read(): SparseHistogram {
-    const w = this.words;
-    const index: number[] = [];
-    const count: number[] = [];
-    for (let i = 0; i < H2_BUCKETS; i++) {
-      let lo = w[2 * i] as number;
-      let hi = w[2 * i + 1] as number;
-      if ((lo | hi) === 0) continue;
-      if (hi !== 0 || lo > 0xffff_0000) {
-        // a count near or past 2^32: read the pair again in the order that catches a carry
-        hi = w[2 * i + 1] as number;
-        lo = w[2 * i] as number;
-        const again = w[2 * i + 1] as number;
-        if (again !== hi) {
-          hi = again;
-          lo = w[2 * i] as number;
-        }
-      }
-      index.push(i);
+    const n = scan(this.words);
+    // sized once and filled (no push: each is a call in the interpreter the agent runs at 1 Hz)
+    const index = new Array<number>(n);
+    const count = new Array<number>(n);
+    for (let j = 0; j < n; j++) {
+      index[j] = scanIndex[j] as number;
+      const c = scanValue[j] as number;
       // A bucket past 2^53 events is beyond any real host; clamp rather than lose the frame.
-      count.push(Math.min(hi * TWO32 + lo, Number.MAX_SAFE_INTEGER));
+      count[j] = c > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : c;
     }
     return { groupingPower: GROUPING_POWER, maxValuePower: MAX_VALUE_POWER, index, count };
   }
@@ -64,8 +75,30 @@ export class HistogramView {
 /** A counter bank: `width` u64 slots per CPU, for `cpus` CPUs. */
 export class CounterBankView {
   private readonly words: Uint32Array;
+  private readonly wide: BigUint64Array;
+  private readonly mark: Uint8Array;
   constructor(buffer: ArrayBuffer, readonly width: number, readonly cpus: number) {
     this.words = new Uint32Array(buffer, 0, width * cpus * 2);
+    this.wide = new BigUint64Array(buffer, 0, width * cpus);
+    this.mark = new Uint8Array(width);
+  }
+
+  /** The slots not zero on some CPU (those whose total is not zero), ascending: one scan of the bank. */
+  touched(): number[] {
+    const n = scan(this.wide);
+    const mark = this.mark;
+    mark.fill(0);
+    let count = 0;
+    for (let j = 0; j < n; j++) {
+      const k = (scanIndex[j] as number) % this.width;
+      if (mark[k] === 0) {
+        mark[k] = 1;
+        count++;
+      }
+    }
+    const slots = new Array<number>(count);
+    for (let k = 0, i = 0; i < count; k++) if (mark[k] === 1) slots[i++] = k;
+    return slots;
   }
 
   /** slot k of one CPU */
@@ -81,14 +114,36 @@ export class CounterBankView {
   }
 }
 
+/** The non-zero entries of a packed array, ids ascending. */
+export interface NonZeroEntries {
+  readonly index: readonly number[];
+  readonly value: readonly (number | bigint)[];
+}
+
 /** A packed array of u64 indexed by a bounded id. */
 export class PackedView {
   private readonly words: Uint32Array;
+  private readonly wide: BigUint64Array;
   constructor(buffer: ArrayBuffer, readonly entries: number) {
     this.words = new Uint32Array(buffer, 0, entries * 2);
+    this.wide = new BigUint64Array(buffer, 0, entries);
   }
 
   get(i: number): number | bigint {
     return word(this.words, i);
+  }
+
+  /** Every id whose word is not zero, with its value (a bigint past 2^53, as get). */
+  nonZero(): NonZeroEntries {
+    const n = scan(this.wide);
+    const index = new Array<number>(n);
+    const value = new Array<number | bigint>(n);
+    for (let j = 0; j < n; j++) {
+      const i = scanIndex[j] as number;
+      const v = scanValue[j] as number;
+      index[j] = i;
+      value[j] = v <= Number.MAX_SAFE_INTEGER ? v : (this.wide[i] as bigint);
+    }
+    return { index, value };
   }
 }
