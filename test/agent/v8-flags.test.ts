@@ -31,26 +31,29 @@ function envWith(value: string | undefined): NodeJS.ProcessEnv {
 }
 
 /**
- * V8's optimisation status of a hot function compiled after the compiled
- * applyAgentV8Flags ran in a fresh node (bit 1 << 6 of %GetOptimizationStatus:
- * TurboFanned).
+ * What `body` (module lines) writes to stdout in a fresh node, run after the
+ * compiled applyAgentV8Flags(process.env, 1000), REZOLUS_AGENT_V8_FLAGS as given.
  */
-function hotFunctionStatus(flags: string | undefined): number {
+function afterAgentFlags(flags: string | undefined, imports: string[], body: string[]): string {
   rezolusArgv(); // builds dist/ when stale
   const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
-  const script = [
-    `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
-    `import { setFlagsFromString } from 'node:v8';`,
-    'applyAgentV8Flags(process.env, 1000);',
-    `setFlagsFromString('--allow-natives-syntax');`,
-    `const status = new Function('f', 'return %GetOptimizationStatus(f)');`,
-    `const hot = new Function('n', 'let s = 0; for (let i = 0; i < n; i++) s += i * 2; return s;');`,
-    'for (let i = 0; i < 20000; i++) hot(100);',
-    'process.stdout.write(String(status(hot)));',
-  ].join('\n');
+  const script = [`import { applyAgentV8Flags } from ${JSON.stringify(module)};`, ...imports, 'applyAgentV8Flags(process.env, 1000);', ...body].join('\n');
   const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
   if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
-  return Number(r.stdout);
+  return r.stdout;
+}
+
+/** V8's optimisation status of a hot function compiled after the flags (bit 1 << 6 of %GetOptimizationStatus: TurboFanned). */
+function hotFunctionStatus(flags: string | undefined): number {
+  return Number(
+    afterAgentFlags(flags, [`import { setFlagsFromString } from 'node:v8';`], [
+      `setFlagsFromString('--allow-natives-syntax');`,
+      `const status = new Function('f', 'return %GetOptimizationStatus(f)');`,
+      `const hot = new Function('n', 'let s = 0; for (let i = 0; i < n; i++) s += i * 2; return s;');`,
+      'for (let i = 0; i < 20000; i++) hot(100);',
+      'process.stdout.write(String(status(hot)));',
+    ]),
+  );
 }
 
 test('a hot function compiled after the flags are set is not optimised by TurboFan; with none it is', (t) => {
@@ -63,22 +66,16 @@ test('a hot function compiled after the flags are set is not optimised by TurboF
   t.is(lite & TURBOFANNED, 0, `--lite-mode: status ${lite.toString(2)}`);
 });
 
-/** Young-generation size (KiB) after applyAgentV8Flags(…, 1000) and ~50 MB of short-lived allocation in a fresh node. */
+/** Young-generation size (KiB) after the flags and ~50 MB of short-lived allocation. */
 function newSpaceAfterChurn(flags: string | undefined): number {
-  rezolusArgv(); // builds dist/ when stale
-  const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
-  const script = [
-    `import { applyAgentV8Flags } from ${JSON.stringify(module)};`,
-    `import { getHeapSpaceStatistics } from 'node:v8';`,
-    'applyAgentV8Flags(process.env, 1000);',
-    'const keep = [];',
-    'for (let r = 0; r < 100; r++) { const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: "x" + i }); keep.push(a[r]); }',
-    `const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');`,
-    'process.stdout.write(String(Math.round((young?.space_size ?? -1024) / 1024)));',
-  ].join('\n');
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
-  if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
-  return Number(r.stdout);
+  return Number(
+    afterAgentFlags(flags, [`import { getHeapSpaceStatistics } from 'node:v8';`], [
+      'const keep = [];',
+      'for (let r = 0; r < 100; r++) { const a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: "x" + i }); keep.push(a[r]); }',
+      `const young = getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');`,
+      'process.stdout.write(String(Math.round((young?.space_size ?? -1024) / 1024)));',
+    ]),
+  );
 }
 
 test('the agent flags keep the young generation from growing under allocation; without them it grows', (t) => {
