@@ -97,6 +97,28 @@ test.serial('a CPU-bound child in a cgroup with a 10 % quota: usage equals its C
   }
 });
 
+test.serial('a cgroup removed and made again under its name between refreshes: its CPU usage is the new one\'s, not the old one\'s', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const rel = `${PARENT}/again`;
+  for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
+  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const name = `/${rel}`;
+    const cpu = (v: Values): number => num(v.get(`cgroup_cpu_usage{cgroup=${name},state=user}`)) + num(v.get(`cgroup_cpu_usage{cgroup=${name},state=system}`));
+    await runIn(rel, 'const end = Date.now() + 500; while (Date.now() < end);');
+    const old = cpu(await k.read('cgroup_resources'));
+    t.true(old >= 300e6, `the first cgroup used ${old} ns`);
+    for (const root of [CPU, CPUACCT]) rmdirSync(join(root, rel));
+    for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel));
+    const fresh = cpu(await k.read('cgroup_resources'));
+    const own = Number(readFileSync(join(CPUACCT, rel, 'cpuacct.usage'), 'utf8'));
+    t.log(`old ${(old / 1e6).toFixed(0)} ms; made again: published ${(fresh / 1e6).toFixed(0)} ms, its cpuacct.usage ${(own / 1e6).toFixed(0)} ms`);
+    t.true(fresh <= own, 'no CPU time of the removed cgroup');
+  } finally {
+    await k.stop();
+  }
+});
+
 test.serial('1100 cgroups with max_cgroups 50: 50 cgroups of their own plus other, the rest counted as folded, and memory stays flat', async (t) => {
   if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
   const base = join(CPU, PARENT, 'many');

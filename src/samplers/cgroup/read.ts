@@ -206,6 +206,17 @@ export function readCgroup(
 }
 
 /**
+ * A cgroup's total CPU time (the exact usage, else user + system), which
+ * never falls while the cgroup exists: a lower one than last time is a
+ * cgroup made anew under the same name.
+ */
+export function cpuTotal(f: CgroupFigures): bigint | undefined {
+  if (f.usageNs !== undefined) return BigInt(f.usageNs);
+  if (f.userNs === undefined || f.systemNs === undefined) return undefined;
+  return BigInt(f.userNs) + BigInt(f.systemNs);
+}
+
+/**
  * User and system CPU time that add up to the exact usage. v1's
  * cpuacct.usage_user/usage_sys charge whole ticks to whoever is running, so
  * a task throttled every period is over-counted (measured here under a 10 %

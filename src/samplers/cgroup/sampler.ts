@@ -16,7 +16,7 @@ import { readPseudoFile } from '../read.js';
 import * as m from './metrics.js';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
-import { PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
+import { cpuTotal, PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { CgroupSelection } from './select.js';
 import { breadthFirst, isCgroupFs, listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
@@ -106,8 +106,8 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       }
       return name;
     };
-    // the CPU split last published per cgroup, so that it never goes back
-    const cpuSplit = new Map<string, { user: bigint; system: bigint }>();
+    // the CPU split last published per cgroup, so that it never goes back, and the total it came from
+    const cpuSplit = new Map<string, { user: bigint; system: bigint; total?: bigint }>();
     const labelsOf = (cgroup: string): CgroupLabels => {
       let l = labels.get(cgroup);
       if (l === undefined) labels.set(cgroup, (l = cgroupLabels(cgroup)));
@@ -130,8 +130,12 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           skipped += f.skipped;
           const name = decodeCgroupName(path);
           keptNames.add(name);
-          const split = splitUsage(f, cpuSplit.get(name));
-          if (split !== undefined) cpuSplit.set(name, split);
+          // less CPU time than last refresh: removed and made again under this name, its counters start anew
+          const total = cpuTotal(f);
+          const before = cpuSplit.get(name);
+          const prev = before?.total !== undefined && total !== undefined && total < before.total ? undefined : before;
+          const split = splitUsage(f, prev);
+          if (split !== undefined) cpuSplit.set(name, { ...split, ...(total !== undefined ? { total } : {}) });
           const l = labelsOf(name);
           emit(points, l, f, split, deviceName, true);
           if (idTree !== undefined && inTree(idTree, path)) {
