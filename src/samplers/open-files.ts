@@ -17,9 +17,14 @@
  * open files alone), freed at close. Past `max`, a file is opened and closed
  * for each read. `sweep()` after a
  * refresh closes those that refresh did not read (cgroups that went away).
+ *
+ * Nor is a file kept whose descriptor is `keepBelow` or more: the kernel
+ * hands out the lowest free number, so such a number means the table is
+ * that full already (BPF maps, programs and links take ~150 here), and the
+ * rest is left to them and to sockets.
  */
 import { closeSync, openSync } from 'node:fs';
-import { readFd } from './pseudo-file.js';
+import { readFd, readPseudoFile } from './pseudo-file.js';
 
 interface Entry {
   readonly fd: number;
@@ -31,7 +36,11 @@ export class OpenFiles {
   private readonly files = new Map<string, Entry>();
   private generation = 0;
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    /** a descriptor numbered this or higher is closed after the read, not kept */
+    readonly keepBelow = Number.POSITIVE_INFINITY,
+  ) {}
 
   /** How many files are open now. */
   get size(): number {
@@ -60,7 +69,7 @@ export class OpenFiles {
       closeSync(fd);
       throw error;
     }
-    if (this.files.size < this.max) this.files.set(path, { fd, seen: this.generation });
+    if (this.files.size < this.max && fd < this.keepBelow) this.files.set(path, { fd, seen: this.generation });
     else closeSync(fd);
     return text;
   }
@@ -89,6 +98,20 @@ export function softOpenFilesLimit(limits: string): number | undefined {
   const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
   if (soft === undefined || !/^\d+$/.test(soft)) return undefined;
   return Number(soft);
+}
+
+/** This process's soft limit on open files, from /proc/self/limits (the real one: the agent's own). */
+export function ownSoftOpenFilesLimit(): number | undefined {
+  try {
+    return softOpenFilesLimit(readPseudoFile('/proc/self/limits'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The `keepBelow` of an OpenFiles: files are kept only while a quarter of the descriptor table is free. */
+export function keepBelowFd(softLimit: number | undefined): number {
+  return softLimit === undefined ? Number.POSITIVE_INFINITY : softLimit - Math.floor(softLimit / 4);
 }
 
 /**

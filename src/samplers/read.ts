@@ -1,6 +1,6 @@
 import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
-import { OpenFiles } from './open-files.js';
+import { keepBelowFd, OpenFiles, ownSoftOpenFilesLimit } from './open-files.js';
 import { readPseudoFile } from './pseudo-file.js';
 import { SamplerUnsupportedError } from './types.js';
 
@@ -9,7 +9,7 @@ export { readPseudoFile };
 const PROC_SUPER_MAGIC = 0x9fa0;
 const SYSFS_MAGIC = 0x62656572;
 /** The procfs and sysfs files the samplers read each tick, kept open (never swept: a fixed set) */
-const kept = new OpenFiles(64);
+const kept = new OpenFiles(64, keepBelowFd(ownSoftOpenFilesLimit()));
 /** root -> whether it is a real procfs or sysfs (a fixture root is not: its files may be replaced) */
 const pseudoRoots = new Map<string, boolean>();
 

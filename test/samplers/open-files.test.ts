@@ -1,8 +1,8 @@
 import test from 'ava';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, mkdtempSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { OpenFiles, openFilesBudget, softOpenFilesLimit } from '../../src/samplers/open-files.js';
+import { keepBelowFd, OpenFiles, openFilesBudget, softOpenFilesLimit } from '../../src/samplers/open-files.js';
 import { readText } from '../../src/samplers/read.js';
 
 const openFds = (): number => readdirSync('/proc/self/fd').length;
@@ -47,6 +47,28 @@ test.serial('files stay open up to the cap, are read from offset 0 each time, an
   t.is(files.size, 1);
   files.close();
   t.is(files.size, 0);
+  t.is(openFds(), before);
+});
+
+test.serial('a file whose descriptor is keepBelow or higher is read and closed, not kept: a quarter of the table stays free', (t) => {
+  t.is(keepBelowFd(1024), 768);
+  t.is(keepBelowFd(192), 144);
+  t.is(keepBelowFd(undefined), Number.POSITIVE_INFINITY);
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const paths = ['a', 'b', 'c'].map((n) => join(dir, n));
+  for (const [i, p] of paths.entries()) writeFileSync(p, `value ${i}\n`);
+  // the kernel hands out the lowest free number: the next open gets `low`, the one after low + 1
+  const low = openSync(paths[0]!, 'r');
+  closeSync(low);
+  const before = openFds();
+  const files = new OpenFiles(10, low + 1);
+  t.deepEqual(paths.map((p) => files.read(p)), ['value 0\n', 'value 1\n', 'value 2\n']);
+  t.is(files.size, 1, 'only the file that got descriptor ' + low + ' is kept');
+  t.is(openFds() - before, 1);
+  t.is(files.read(paths[1]!), 'value 1\n', 'the others are still read');
+  t.is(files.size, 1);
+  files.close();
   t.is(openFds(), before);
 });
 

@@ -11,7 +11,7 @@ import { basename, join } from 'node:path';
 import { addU64, toCounter, type Counter } from '../../metrics/u64.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
 import { NO_LABELS, SamplerUnsupportedError } from '../types.js';
-import { OpenFiles, openFilesBudget, softOpenFilesLimit } from '../open-files.js';
+import { keepBelowFd, OpenFiles, openFilesBudget, ownSoftOpenFilesLimit } from '../open-files.js';
 import { readPseudoFile } from '../read.js';
 import * as m from './metrics.js';
 import { discoverSources } from './discover.js';
@@ -59,15 +59,6 @@ function sum(all: readonly CgroupFigures[]): CgroupFigures {
   return s;
 }
 
-/** This process's soft limit on open files, from /proc/self/limits (the real one: the agent's own). */
-function softLimit(): number | undefined {
-  try {
-    return softOpenFilesLimit(readPseudoFile('/proc/self/limits'));
-  } catch {
-    return undefined;
-  }
-}
-
 export const cgroupResourcesSampler: SamplerDefinition = {
   name: NAME,
   description: 'Per-cgroup CPU, CFS throttling, memory, OOM kills, block I/O, pids and pressure from cgroupfs (v1 or v2), bounded by [cgroups].',
@@ -86,9 +77,10 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const trees = [...new Set([...sources.byController.values(), ...(sources.unified ? [sources.unified] : [])].map((x) => x.path))];
     ctx.log.debug({ sources: Object.fromEntries([...sources.byController].map(([c, x]) => [c, x.path])) }, 'cgroup hierarchies');
     // files stay open between refreshes only on cgroupfs, where a removed cgroup's fd fails (open-files.ts)
-    const openFiles = openFilesBudget(limits.openFiles ?? DEFAULT_LIMITS.openFiles, softLimit());
+    const soft = ownSoftOpenFilesLimit();
+    const openFiles = openFilesBudget(limits.openFiles ?? DEFAULT_LIMITS.openFiles, soft);
     const onCgroupFs = trees.every(isCgroupFs);
-    const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles) : undefined;
+    const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles, keepBelowFd(soft)) : undefined;
     const read = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
 
     const selection = new CgroupSelection(limits.maxCgroups);
