@@ -74,6 +74,17 @@ export class OpenFiles {
     return text;
   }
 
+  /** Closes the kept files directly in `dir` (not those of its subdirectories). */
+  forgetDir(dir: string): void {
+    const prefix = `${dir}/`;
+    for (const [path, e] of this.files) {
+      if (path.startsWith(prefix) && !path.includes('/', prefix.length)) {
+        this.files.delete(path);
+        closeSync(e.fd);
+      }
+    }
+  }
+
   /** Closes the files not read since the last sweep. */
   sweep(): void {
     for (const [path, e] of this.files) {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KernelHarness, node, num, type Values } from '../helpers/kernel.js';
 
@@ -114,6 +114,27 @@ test.serial('a cgroup removed and made again under its name between refreshes: i
     const own = Number(readFileSync(join(CPUACCT, rel, 'cpuacct.usage'), 'utf8'));
     t.log(`old ${(old / 1e6).toFixed(0)} ms; made again: published ${(fresh / 1e6).toFixed(0)} ms, its cpuacct.usage ${(own / 1e6).toFixed(0)} ms`);
     t.true(fresh <= own, 'no CPU time of the removed cgroup');
+  } finally {
+    await k.stop();
+  }
+});
+
+test.serial('a v1 cgroup renamed and its name made again between refreshes: each name shows its own quota, not the kept files of the other', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const a = `${PARENT}/ren-a`;
+  const b = `${PARENT}/ren-b`;
+  mkdirSync(join(CPU, a), { recursive: true });
+  writeFileSync(join(CPU, a, 'cpu.cfs_quota_us'), '50000');
+  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const quota = (v: Values, rel: string): number => num(v.get(`cgroup_cpu_bandwidth_quota{cgroup=/${rel}}`));
+    t.is(quota(await k.read('cgroup_resources'), a), 50_000_000);
+    renameSync(join(CPU, a), join(CPU, b));
+    mkdirSync(join(CPU, a));
+    writeFileSync(join(CPU, a, 'cpu.cfs_quota_us'), '20000');
+    const after = await k.read('cgroup_resources');
+    t.is(quota(after, a), 20_000_000, 'the new cgroup under the old name');
+    t.is(quota(after, b), 50_000_000, 'the renamed one under its new name');
   } finally {
     await k.stop();
   }

@@ -121,3 +121,19 @@ test.serial('readText keeps a procfs file open and reads fresh text from it; bel
   t.is(await readText(dir, 'uptime'), '3.00 4.00\n');
   t.is(openFds(), kept);
 });
+
+test.serial('forgetDir closes the kept files directly in a directory, not those of its subdirectories or of a sibling', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-forget-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  for (const d of ['a', 'a/sub', 'ab']) mkdirSync(join(dir, d));
+  const paths = ['a/x', 'a/y', 'a/sub/z', 'ab/w'].map((p) => join(dir, p));
+  for (const p of paths) writeFileSync(p, 'v\n');
+  const before = openFds();
+  const files = new OpenFiles(8);
+  for (const p of paths) files.read(p);
+  t.is(files.size, 4);
+  files.forgetDir(join(dir, 'a'));
+  t.is(files.size, 2, 'a/sub/z and ab/w stay');
+  t.is(openFds() - before, 2);
+  files.close();
+});

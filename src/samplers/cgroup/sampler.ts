@@ -20,6 +20,7 @@ import { cpuTotal, PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } f
 import { CgroupSelection } from './select.js';
 import { breadthFirst, isCgroupFs, listCgroups } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
+import { RenameGuard } from './renames.js';
 import { DEFAULT_LIMITS } from './limits.js';
 
 const NAME = 'cgroup_resources';
@@ -81,7 +82,16 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const openFiles = openFilesBudget(limits.openFiles ?? DEFAULT_LIMITS.openFiles, soft);
     const onCgroupFs = trees.every(isCgroupFs);
     const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles, keepBelowFd(soft)) : undefined;
-    const read = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
+    // a v1 cgroup renamed and its name made again: its kept files are the renamed one's (renames.ts)
+    const v1Mounts = [...new Set([...sources.byController.values()].filter((x) => x.version === 1).map((x) => x.path))];
+    const renames = files !== undefined && v1Mounts.length > 0 ? new RenameGuard(files, v1Mounts) : undefined;
+    const read =
+      files === undefined
+        ? readPseudoFile
+        : (path: string): string => {
+            renames?.check(path);
+            return files.read(path);
+          };
 
     const selection = new CgroupSelection(limits.maxCgroups);
     const labels = new Map<string, CgroupLabels>();
@@ -156,6 +166,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           }
         }
         files?.sweep();
+        renames?.sweep();
         return { points, skipped };
       },
       async close(): Promise<void> {
