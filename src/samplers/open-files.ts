@@ -74,11 +74,10 @@ export class OpenFiles {
     return text;
   }
 
-  /** Closes the kept files directly in `dir` (not those of its subdirectories). */
-  forgetDir(dir: string): void {
-    const prefix = `${dir}/`;
+  /** Closes the kept files directly in one of `dirs` (not those of their subdirectories). */
+  forgetDirs(dirs: ReadonlySet<string>): void {
     for (const [path, e] of this.files) {
-      if (path.startsWith(prefix) && !path.includes('/', prefix.length)) {
+      if (dirs.has(path.slice(0, path.lastIndexOf('/')))) {
         this.files.delete(path);
         closeSync(e.fd);
       }

@@ -122,7 +122,7 @@ test.serial('readText keeps a procfs file open and reads fresh text from it; bel
   t.is(openFds(), kept);
 });
 
-test.serial('forgetDir closes the kept files directly in a directory, not those of its subdirectories or of a sibling', (t) => {
+test.serial('forgetDirs closes the kept files directly in the directories, not those of their subdirectories or of a sibling', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-open-files-forget-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const d of ['a', 'a/sub', 'ab']) mkdirSync(join(dir, d));
@@ -132,7 +132,7 @@ test.serial('forgetDir closes the kept files directly in a directory, not those 
   const files = new OpenFiles(8);
   for (const p of paths) files.read(p);
   t.is(files.size, 4);
-  files.forgetDir(join(dir, 'a'));
+  files.forgetDirs(new Set([join(dir, 'a')]));
   t.is(files.size, 2, 'a/sub/z and ab/w stay');
   t.is(openFds() - before, 2);
   files.close();

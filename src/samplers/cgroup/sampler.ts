@@ -83,15 +83,9 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const onCgroupFs = trees.every(isCgroupFs);
     const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles, keepBelowFd(soft)) : undefined;
     // a v1 cgroup renamed and its name made again: its kept files are the renamed one's (renames.ts)
-    const v1Mounts = [...new Set([...sources.byController.values()].filter((x) => x.version === 1).map((x) => x.path))];
-    const renames = files !== undefined && v1Mounts.length > 0 ? new RenameGuard(files, v1Mounts) : undefined;
-    const read =
-      files === undefined
-        ? readPseudoFile
-        : (path: string): string => {
-            renames?.check(path);
-            return files.read(path);
-          };
+    const v1Mounts = new Set([...sources.byController.values()].filter((x) => x.version === 1).map((x) => x.path));
+    const renames = files !== undefined && v1Mounts.size > 0 ? new RenameGuard(files, v1Mounts) : undefined;
+    const read = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
 
     const selection = new CgroupSelection(limits.maxCgroups);
     const labels = new Map<string, CgroupLabels>();
@@ -121,6 +115,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       metrics: m.METRICS,
       async refresh(): Promise<Reading> {
         const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth, onCgroupFs))]));
+        if (renames !== undefined) for (const [tree, paths] of listed) renames.listed(tree, paths);
         const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
         const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
         const { kept, folded } = selection.update(present);
@@ -166,7 +161,6 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           }
         }
         files?.sweep();
-        renames?.sweep();
         return { points, skipped };
       },
       async close(): Promise<void> {
