@@ -2,7 +2,7 @@
  * Pseudo-files kept open between refreshes, so that reading one is a single
  * pread(2) instead of open + read + close. On cgroupfs, where a refresh
  * reads ~15 files per cgroup, open and close were 40 % of the sampler's
- * time at 100-1000 cgroups (test/bench/README.md, "cgroup files kept open").
+ * time at 100-1000 cgroups (test/bench/README.md, "agent cost, second pass").
  *
  * Only for files whose fd fails once the file is gone (kernfs: cgroupfs,
  * sysfs; procfs): a removed cgroup's fd reads ENODEV, the entry is dropped
@@ -15,8 +15,8 @@
  * and, once read, keeps its seq_file buffer in the kernel: 1000 cgroupfs
  * files read once added 3.7 MB of unreclaimable slab here (+0.6 MB for the
  * open files alone), freed at close. Past `max`, a file is opened and closed
- * for each read. `sweep()` after a
- * refresh closes those that refresh did not read (cgroups that went away).
+ * for each read. `sweep()` after a refresh closes those that refresh did
+ * not read (cgroups that went away).
  *
  * Nor is a file kept whose descriptor is `keepBelow` or more: the kernel
  * hands out the lowest free number, so such a number means the table is

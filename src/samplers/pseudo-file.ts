@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statfsSync } from 'node:fs';
 
 let scratch = Buffer.allocUnsafe(16384);
 
@@ -37,4 +37,17 @@ export function readFd(fd: number): string {
     n += r;
   }
   return scratch.toString('utf8', 0, n);
+}
+
+/**
+ * The type of the file system `path` is on (statfs f_type: 0x9fa0 procfs,
+ * 0x62656572 sysfs, 0x27e0eb cgroup v1, 0x63677270 cgroup v2), or undefined
+ * when it cannot be stat'ed. Tells a real kernel tree from a fixture root.
+ */
+export function fileSystemType(path: string): number | undefined {
+  try {
+    return Number(statfsSync(path).type);
+  } catch {
+    return undefined;
+  }
 }

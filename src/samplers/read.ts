@@ -1,7 +1,6 @@
-import { statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { keepBelowFd, OpenFiles, ownSoftOpenFilesLimit } from './open-files.js';
-import { readPseudoFile } from './pseudo-file.js';
+import { fileSystemType, readPseudoFile } from './pseudo-file.js';
 import { SamplerUnsupportedError } from './types.js';
 
 export { readPseudoFile };
@@ -16,12 +15,8 @@ const pseudoRoots = new Map<string, boolean>();
 function isPseudoRoot(root: string): boolean {
   let pseudo = pseudoRoots.get(root);
   if (pseudo === undefined) {
-    try {
-      const type = Number(statfsSync(root).type);
-      pseudo = type === PROC_SUPER_MAGIC || type === SYSFS_MAGIC;
-    } catch {
-      pseudo = false;
-    }
+    const type = fileSystemType(root);
+    pseudo = type === PROC_SUPER_MAGIC || type === SYSFS_MAGIC;
     pseudoRoots.set(root, pseudo);
   }
   return pseudo;

@@ -1,5 +1,6 @@
-import { readdirSync, statfsSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileSystemType } from '../pseudo-file.js';
 
 /** Orders cgroup paths breadth first: the root, then its children, then theirs; by name within a level. */
 export function breadthFirst(a: string, b: string): number {
@@ -13,12 +14,8 @@ const CGROUP2_SUPER_MAGIC = 0x63677270;
 
 /** Whether `path` is on a cgroup file system (v1 or v2), not a fixture tree. */
 export function isCgroupFs(path: string): boolean {
-  try {
-    const type = Number(statfsSync(path).type);
-    return type === CGROUP_SUPER_MAGIC || type === CGROUP2_SUPER_MAGIC;
-  } catch {
-    return false;
-  }
+  const type = fileSystemType(path);
+  return type === CGROUP_SUPER_MAGIC || type === CGROUP2_SUPER_MAGIC;
 }
 
 /**
