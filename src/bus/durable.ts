@@ -125,13 +125,26 @@ export async function openDurable(nc: NatsConnection, o: DurableOptions): Promis
   return { consumer, fromSeq: floor > 0 ? floor + 1 : undefined, lostBefore: floor > 0 && first > floor + 1 ? first : undefined, stream: identity };
 }
 
-/** Deletes the consumer; gone already is fine. */
+/** Tries of a consumer delete the server refused for another reason than not-found. */
+const DELETE_TRIES = 3;
+const DELETE_RETRY_MS = 250;
+
+/**
+ * Deletes the consumer; gone already is fine. nats-server 2.9 may refuse a
+ * delete while it still writes the consumer's state ("unlinkat …: directory
+ * not empty", seen once in a test on a loaded machine): it is asked again.
+ */
 export async function deleteDurable(nc: NatsConnection, stream: string, name: string): Promise<void> {
   const jsm = await jetstreamManager(nc);
-  try {
-    await jsm.consumers.delete(stream, name);
-  } catch (error) {
-    if (!isCode(error, JetStreamApiCodes.ConsumerNotFound) && !isCode(error, JetStreamApiCodes.StreamNotFound)) throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await jsm.consumers.delete(stream, name);
+      return;
+    } catch (error) {
+      if (isCode(error, JetStreamApiCodes.ConsumerNotFound) || isCode(error, JetStreamApiCodes.StreamNotFound)) return;
+      if (attempt >= DELETE_TRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, DELETE_RETRY_MS));
+    }
   }
 }
 
