@@ -2,20 +2,30 @@
  * V8 flags the `agent` mode sets once its config is read, before the agent's
  * own modules load (src/cli/agent.ts).
  *
- * At one tick a second the agent's functions run too rarely for V8's
- * optimising compiler to pay: every tick finds caches cold, and TurboFan
- * spends CPU (and code space) on functions that run a few more times before
- * their code is thrown away. --no-opt keeps the interpreter and the baseline
- * compiler (Sparkplug). Measured with test/bench/agent-cpu.ts, the same agent
- * with and without the flag in one window (2-vCPU AMD EPYC VM, 1 Hz): the 9
- * procfs samplers 0.73x CPU per tick and 0.90x RSS; every sampler 0.94x CPU,
- * 0.98x RSS. At 10 Hz the code is hot enough for TurboFan to pay: every
- * sampler at 100 ms cost 1.84x CPU with it. So the flag goes on only when no
- * enabled sampler runs faster than NO_OPT_FROM_MS.
- * --lite-mode (no feedback, no baseline code) went further on the procfs
- * samplers (0.72-0.83x CPU, 0.85x RSS) but cost every sampler 1.33x CPU at
- * 1 Hz (the kernel samplers' loops over histogram buckets and CPUs run
- * interpreted) for 0.83x RSS: for a host short of memory, not the default.
+ * At one tick a second most of the agent's functions run a few times a
+ * minute. V8 optimises a function with TurboFan once the bytecode it has run
+ * uses up --interrupt-budget a few times over: with V8's budget (67584) a
+ * small function run once a tick is compiled after ~3,000 calls, on the
+ * tick's own thread, for code that then runs once a second with cold caches;
+ * with 2000000 after ~70,000 calls (test/agent/v8-flags.test.ts). A loop that
+ * really is hot (a parser over a long file, a walk over histogram buckets)
+ * is still optimised on the stack within a few calls.
+ * Before this the agent ran with --no-opt (no TurboFan at all: 0.94x the CPU
+ * of no flag, every sampler, 1 Hz). Measured with test/bench/agent-cpu.ts,
+ * every sampler at 1 Hz, both agents in one window, 2-vCPU Intel Xeon VM:
+ * the budget against --no-opt 0.87x CPU over 20 minutes (user time 0.78x,
+ * system time 1.44x, not looked into), 0.89x and 0.96x in two
+ * 120 s windows, for 5 MiB more RSS after 20 minutes (81 against 76 MiB;
+ * 0-1 MiB in the short windows). The procfs samplers alone: 0.98x. A budget
+ * of 1000000 gave 0.91x CPU in four short windows but 3.5 MiB more RSS
+ * there; 4000000 0.94x. REZOLUS_AGENT_V8_FLAGS="--no-opt
+ * --semi-space-growth-factor=1" is the leaner choice. At 10 Hz the code
+ * is hot and V8's own budget pays (1000000 at 10 Hz: 1.09x CPU, 0.88x RSS),
+ * so the budget goes on only when no enabled sampler runs faster than
+ * SLOW_TICK_FROM_MS.
+ * --no-opt, and --lite-mode (no feedback, no baseline code: 0.83x RSS, but
+ * every sampler 1.33x CPU, the kernel samplers' loops running interpreted),
+ * remain choices through the variable below.
  * Set through v8.setFlagsFromString, which holds for functions compiled
  * after it (one already run before it is still optimised: measured), so it
  * runs before the agent's modules are imported; node cannot restart itself
@@ -38,10 +48,10 @@ import { setFlagsFromString } from 'node:v8';
 
 /** at every interval */
 export const AGENT_HEAP_FLAGS: readonly string[] = ['--semi-space-growth-factor=1'];
-/** when no sampler runs faster than NO_OPT_FROM_MS */
-export const AGENT_V8_FLAGS: readonly string[] = ['--no-opt'];
-/** --no-opt only when every enabled sampler runs at this interval or slower */
-export const NO_OPT_FROM_MS = 1000;
+/** when no sampler runs faster than SLOW_TICK_FROM_MS */
+export const AGENT_V8_FLAGS: readonly string[] = ['--interrupt-budget=2000000'];
+/** AGENT_V8_FLAGS only when every enabled sampler runs at this interval or slower */
+export const SLOW_TICK_FROM_MS = 1000;
 export const AGENT_V8_FLAGS_ENV = 'REZOLUS_AGENT_V8_FLAGS';
 
 let applied: readonly string[] = [];
@@ -49,12 +59,12 @@ let applied: readonly string[] = [];
 /**
  * The flags for an agent whose fastest enabled sampler runs every
  * `fastestMs`: AGENT_HEAP_FLAGS always, AGENT_V8_FLAGS too from
- * NO_OPT_FROM_MS on; the env variable's list whenever it is set.
+ * SLOW_TICK_FROM_MS on; the env variable's list whenever it is set.
  */
 export function agentV8Flags(env: NodeJS.ProcessEnv, fastestMs: number): string[] {
   const own = env[AGENT_V8_FLAGS_ENV];
   if (own !== undefined) return own.split(/\s+/).filter((f) => f !== '');
-  return fastestMs >= NO_OPT_FROM_MS ? [...AGENT_V8_FLAGS, ...AGENT_HEAP_FLAGS] : [...AGENT_HEAP_FLAGS];
+  return fastestMs >= SLOW_TICK_FROM_MS ? [...AGENT_V8_FLAGS, ...AGENT_HEAP_FLAGS] : [...AGENT_HEAP_FLAGS];
 }
 
 /** Sets them in V8 (for code compiled from now on) and remembers them for the agent's start log. */

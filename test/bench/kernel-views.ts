@@ -14,8 +14,9 @@
  * --cgroups,
  * widths 1, 1 and the syscall classes), and network_drops' search for new
  * reasons in its bank of 256 slots per CPU (4 reasons counted, all seen).
- * Runs under --no-opt as the agent at 1 Hz does (src/agent/v8-flags.ts),
- * unless --opt. Two paces: warm (--warm rounds back to back) and paced (each
+ * Runs under the V8 flags of the agent at 1 Hz (AGENT_V8_FLAGS in
+ * src/agent/v8-flags.ts; --no-opt until 2026-11-26, the figures of that day
+ * in README.md), unless --opt. Two paces: warm (--warm rounds back to back) and paced (each
  * of --rounds rounds after --pace-ms of sleep and a 32 MiB sweep that evicts
  * the caches, as a 1 Hz tick finds them), old and new in alternating order
  * within a round. Printed: median µs per histogram and per sampler's slot
@@ -24,6 +25,7 @@
 import { readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
+import { AGENT_V8_FLAGS } from '../../src/agent/v8-flags.js';
 import { cpuModel, fmt, say, sleep } from './common.js';
 
 const { values: flags } = parseArgs({
@@ -41,7 +43,7 @@ if (!(ROUNDS >= 3) || !(PACE_MS >= 0) || !(WARM >= 10) || (CGROUPS !== undefined
   process.exit(2);
 }
 // before any of the readers is compiled
-if (flags.opt !== true) setFlagsFromString('--no-opt');
+if (flags.opt !== true) for (const f of AGENT_V8_FLAGS) setFlagsFromString(f);
 
 const { H2_BUCKETS } = await import('../../src/metrics/histogram.js');
 const { CounterBankView, HistogramView, PackedView } = await import('../../src/samplers/kernel/views.js');
@@ -236,7 +238,7 @@ for (const [name, old, now, n] of parts) {
 }
 
 const nonZero = sparse.map((h) => h.index.length);
-say(`${cpuModel()}, node ${process.version}, V8 ${flags.opt === true ? 'default' : '--no-opt'}`);
+say(`${cpuModel()}, node ${process.version}, V8 ${flags.opt === true ? 'default' : AGENT_V8_FLAGS.join(' ')}`);
 say(`histograms: ${sparse.length} (${source}), non-zero buckets per histogram: median ${median(nonZero)}, max ${Math.max(...nonZero)}, total ${nonZero.reduce((a, b) => a + b, 0)}`);
 say(`per-cgroup: ${SLOTS} slots, ${LIVE} live, widths ${slotSets.map((s) => s.width).join(', ')}; network_drops: ${CPUS} CPUs x 256 slots`);
 say('');
