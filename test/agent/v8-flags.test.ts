@@ -68,7 +68,7 @@ function optimised(flags: string | undefined): { tick: boolean; loop: boolean } 
   return { tick: (tick & TURBOFANNED) !== 0, loop: (loop & TURBOFANNED) !== 0 };
 }
 
-test('under the agent flags code run once a tick stays out of TurboFan and a hot loop does not; with none both are optimised', (t) => {
+test('under the agent flags TurboFan optimises a hot loop but not code run a few times a tick; with no flags it optimises both', (t) => {
   t.deepEqual(optimised(undefined), { tick: false, loop: true }, 'the agent at 1 s');
   t.deepEqual(optimised(''), { tick: true, loop: true }, 'no flags');
   t.deepEqual(optimised('--no-opt'), { tick: false, loop: false }, '--no-opt');
