@@ -249,6 +249,8 @@ async function run(): Promise<void> {
       kernel: SAMPLER_SET !== 'procfs',
       // as shipped (HTTP on), each on a port of its own
       httpListen: flags['no-http'] === true ? undefined : `127.0.0.1:${await freePort()}`,
+      // ticks are counted from the stream: it must keep every frame of the run (by default 15 min)
+      streamMaxAge: `${Math.ceil(DURATION_S / 60) + 5}m`,
     });
     a.child = spawnAgent({ entry: a.entry, natsUrl, host: a.host, config, nodeArgs: a.nodeArgs, env: a.env });
     a.log = stderrTail(a.child);

@@ -131,6 +131,8 @@ export interface AgentConfigOptions {
   readonly kernel?: boolean;
   /** [http] listen for a tree that has the table; undefined: off */
   readonly httpListen?: string;
+  /** [stream] max_age ("30m"), for a run that counts frames in the stream for longer than its default 15 min keeps them */
+  readonly streamMaxAge?: string;
 }
 
 /**
@@ -142,6 +144,7 @@ export function writeAgentConfig(path: string, tree: string, o: AgentConfigOptio
   const sections = agentConfigSections(tree);
   const lines = ['[defaults]', 'enabled = false', ''];
   if (sections.has('kernel')) lines.push('[kernel]', `enabled = ${o.kernel ?? true}`, '');
+  if (o.streamMaxAge !== undefined && sections.has('stream')) lines.push('[stream]', `max_age = "${o.streamMaxAge}"`, '');
   if (sections.has('http')) lines.push('[http]', ...(o.httpListen === undefined ? ['enabled = false'] : ['enabled = true', `listen = "${o.httpListen}"`]), '');
   for (const [name, interval] of o.samplers) {
     if (!sections.has(`samplers.${name}`)) throw new Error(`${tree} has no sampler ${name}`);
