@@ -2,7 +2,6 @@ import test from 'ava';
 import {
   decodeCgroupName,
   isUnlimited,
-  parseFlatKeyed,
   parseKnownKeys,
   parseSingleValue,
 } from '../../src/samplers/cgroup/parse.js';
@@ -14,6 +13,8 @@ import {
   parseCpuacctUsage,
   parseCpuStatV1,
 } from '../../src/samplers/cgroup/parse-v1.js';
+import { parseU64 } from '../../src/metrics/u64.js';
+import { splitFields } from '../../src/samplers/fields.js';
 import { fixture } from '../helpers/fixtures.js';
 
 // Fixtures: test/fixtures/cgroup/{v1,v2}/ hold real files copied from a 6.18
@@ -76,79 +77,79 @@ test('parseSingleValue edge cases', (t) => {
   t.deepEqual(parseSingleValue(`${U64_MAX + 1n}\n`), bad);
 });
 
-test('parseFlatKeyed reads v2 memory.events and memory.stat', (t) => {
-  const events = parseFlatKeyed(fixture(`${V2}/memory.events`));
-  t.is(events.skipped, 0);
-  t.deepEqual(
-    [...events.values],
-    [
-      ['low', 0],
-      ['high', 0],
-      ['max', 12],
-      ['oom', 1],
-      ['oom_kill', 1],
-      ['oom_group_kill', 0],
-    ],
-  );
-  const stat = parseFlatKeyed(fixture(`${V2}/memory.stat`));
-  t.is(stat.skipped, 0);
-  t.is(stat.values.size, 49);
-  t.is(stat.values.get('anon'), 157286400);
-  t.is(stat.values.get('file'), 104857600);
-  t.is(stat.values.get('file_mapped'), 33554432);
-  t.is(stat.values.get('pgmajfault'), 17);
-  t.is(stat.values.get('thp_collapse_alloc'), 0);
+test('parseKnownKeys reads v2 memory.events and memory.stat', (t) => {
+  const events = parseKnownKeys(fixture(`${V2}/memory.events`), ['low', 'high', 'max', 'oom', 'oom_kill', 'oom_group_kill']);
+  t.deepEqual(events, { values: [0, 0, 12, 1, 1, 0], skipped: 0 });
+  const stat = parseKnownKeys(fixture(`${V2}/memory.stat`), ['anon', 'file', 'file_mapped', 'pgmajfault', 'thp_collapse_alloc']);
+  t.deepEqual(stat, { values: [157286400, 104857600, 33554432, 17, 0], skipped: 0 });
 });
 
-test('parseFlatKeyed reads the real v1 memory.stat and oom_control, and v2 cgroup.stat / cpu.stat', (t) => {
-  const stat = parseFlatKeyed(fixture('cgroup/v1/memory/memory.stat'));
-  t.is(stat.skipped, 0);
-  t.is(stat.values.size, 42);
-  t.is(stat.values.get('cache'), 9420800);
-  t.is(stat.values.get('rss'), 4366336);
-  t.is(stat.values.get('mapped_file'), 7671808);
-  t.is(stat.values.get('total_rss'), 166649856);
-  t.is(stat.values.get('total_cache'), 507580416);
-  t.is(stat.values.get('total_pgmajfault'), 6291);
+test('parseKnownKeys reads the real v1 memory.stat and oom_control, and v2 cgroup.stat / cpu.stat', (t) => {
+  const keys = ['cache', 'rss', 'mapped_file', 'total_rss', 'total_cache', 'total_pgmajfault', 'hierarchical_memory_limit'];
+  const stat = parseKnownKeys(fixture('cgroup/v1/memory/memory.stat'), keys);
+  t.deepEqual(stat, { values: [9420800, 4366336, 7671808, 166649856, 507580416, 6291, 9223372036854771712n], skipped: 0 });
   // limits in memory.stat stay exact bigints; isUnlimited tells them apart
-  const limit = stat.values.get('hierarchical_memory_limit');
-  t.is(limit, 9223372036854771712n);
+  const limit = stat.values[6];
   t.true(limit !== undefined && isUnlimited(limit));
-  t.false(isUnlimited(stat.values.get('rss')!));
+  t.false(isUnlimited(stat.values[1]!));
   t.false(isUnlimited(BIG));
 
-  t.deepEqual(parseFlatKeyed(fixture('cgroup/v1/memory/memory.oom_control')), {
-    values: new Map([
-      ['oom_kill_disable', 0],
-      ['under_oom', 0],
-      ['oom_kill', 0],
-    ]),
+  t.deepEqual(parseKnownKeys(fixture('cgroup/v1/memory/memory.oom_control'), ['oom_kill_disable', 'under_oom', 'oom_kill']), {
+    values: [0, 0, 0],
     skipped: 0,
   });
-  t.is(parseFlatKeyed(fixture('cgroup/v1/memory/docker/0123abcd/memory.oom_control')).values.get('oom_kill'), 3);
-  t.deepEqual(parseFlatKeyed(fixture('cgroup/v1/cpu/cpu.stat.local')), {
-    values: new Map([['throttled_time', 0]]),
-    skipped: 0,
-  });
-  const cg = parseFlatKeyed(fixture('cgroup/v2/cgroup.stat'));
-  t.deepEqual([cg.values.get('nr_descendants'), cg.values.get('nr_dying_descendants'), cg.skipped], [0, 0, 0]);
-  t.is(parseFlatKeyed(fixture('cgroup/v2/cpu.stat')).values.get('usage_usec'), 1697719995);
+  t.deepEqual(parseKnownKeys(fixture('cgroup/v1/memory/docker/0123abcd/memory.oom_control'), ['oom_kill']).values, [3]);
+  t.deepEqual(parseKnownKeys(fixture('cgroup/v1/cpu/cpu.stat.local'), ['throttled_time']), { values: [0], skipped: 0 });
+  t.deepEqual(parseKnownKeys(fixture('cgroup/v2/cgroup.stat'), ['nr_descendants', 'nr_dying_descendants']), { values: [0, 0], skipped: 0 });
+  t.deepEqual(parseKnownKeys(fixture('cgroup/v2/cpu.stat'), ['usage_usec']).values, [1697719995]);
 });
 
-test('parseFlatKeyed edge cases', (t) => {
-  t.deepEqual(parseFlatKeyed(''), { values: new Map(), skipped: 0 });
-  t.deepEqual(parseFlatKeyed('\n\n'), { values: new Map(), skipped: 0 });
-  // no trailing newline, a bigint, a malformed value, a bare key, extra fields, a repeat (first kept)
-  const r = parseFlatKeyed(`a 1\nbig ${U64_MAX}\nneg -3\nbare\nc 1 2\na 2\nd 4`);
-  t.deepEqual(
-    [...r.values],
-    [
-      ['a', 1],
-      ['big', U64_MAX],
-      ['d', 4],
-    ],
-  );
-  t.is(r.skipped, 4);
+test('parseKnownKeys edge cases: blank lines, no trailing newline, bigints, malformed values, bare keys, extra fields, repeats, blanks around fields', (t) => {
+  t.deepEqual(parseKnownKeys('', ['a']), { values: [undefined], skipped: 0 });
+  t.deepEqual(parseKnownKeys('\n\n', ['a']), { values: [undefined], skipped: 0 });
+  // the first of a repeated key is kept; neg, bare, c and the repeat are skipped
+  const r = parseKnownKeys(`a 1\nbig ${U64_MAX}\nneg -3\nbare\nc 1 2\na 2\nd 4`, ['a', 'big', 'neg', 'bare', 'c', 'd']);
+  t.deepEqual(r, { values: [1, U64_MAX, undefined, undefined, undefined, 4], skipped: 4 });
+  // split on spaces, tabs and CRs as splitFields does, wherever they are
+  t.deepEqual(parseKnownKeys('  a\t5\r\n\tb  6 \n', ['a', 'b']), { values: [5, 6], skipped: 0 });
+  // a key is matched whole: neither a prefix nor an extension of it
+  t.deepEqual(parseKnownKeys('rss 1\ntotal_rss 2\nrss_huge 3\n', ['total_rss', 'rss']), { values: [2, 1], skipped: 0 });
+});
+
+/** What parseKnownKeys must give: every line split, the keys looked up (the reader before it skipped unknown lines unsplit). */
+function knownKeysBySplitting(text: string, keys: readonly string[]): { values: unknown[]; skipped: number } {
+  const values: unknown[] = keys.map(() => undefined);
+  let skipped = 0;
+  for (const line of text.split('\n')) {
+    const fields = splitFields(line);
+    if (fields.length === 0) continue;
+    const i = keys.indexOf(fields[0]!);
+    if (i === -1) {
+      if (fields.length < 2) skipped++;
+      continue;
+    }
+    const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
+    if (v === undefined || values[i] !== undefined) skipped++;
+    else values[i] = v;
+  }
+  return { values, skipped };
+}
+
+test('parseKnownKeys gives what splitting every line gives, on random flat-keyed texts', (t) => {
+  const words = ['a', 'ab', 'b', 'total_a', '', '7', '-1', `${U64_MAX}`, `${U64_MAX + 1n}`, 'x y'];
+  const blanks = [' ', '  ', '\t', '\r', ''];
+  let seed = 19;
+  const pick = <T>(xs: readonly T[]): T => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return xs[seed % xs.length]!;
+  };
+  for (let round = 0; round < 500; round++) {
+    const lines: string[] = [];
+    for (let l = 0; l < 1 + (round % 9); l++) lines.push([pick(blanks), pick(words), pick(blanks), pick(words), pick(blanks)].join(pick([' ', '\t'])));
+    const text = lines.join('\n') + pick(['', '\n']);
+    const keys = [pick(['a', 'ab', 'total_a']), pick(['b', 'a', 'x'])];
+    t.deepEqual(parseKnownKeys(text, keys), knownKeysBySplitting(text, keys), JSON.stringify({ text, keys }));
+  }
 });
 
 test('parseKnownKeys ignores unknown keys but counts lines without a value', (t) => {

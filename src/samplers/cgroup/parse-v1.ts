@@ -1,6 +1,6 @@
 /**
  * Pure parsers for cgroup v1 files (cpu, cpuacct, blkio). Memory and pids
- * files use parseSingleValue / parseFlatKeyed from ./parse.js: memory.usage_in_bytes,
+ * files use parseSingleValue / parseKnownKeys from ./parse.js: memory.usage_in_bytes,
  * memory.limit_in_bytes (unlimited when ≥ 2^62), memory.stat, memory.oom_control.
  */
 import type { Counter } from '../../metrics/u64.js';

@@ -1,7 +1,7 @@
 /**
  * Pure parsers for cgroup v2 files (Documentation/admin-guide/cgroup-v2.rst).
  * Single-value and flat-keyed files (memory.current, memory.max, pids.*,
- * memory.stat, memory.events) use parseSingleValue / parseFlatKeyed from ./parse.js.
+ * memory.stat, memory.events) use parseSingleValue / parseKnownKeys from ./parse.js.
  */
 import type { Counter } from '../../metrics/u64.js';
 import { parseU64, scaleU64 } from '../../metrics/u64.js';

@@ -69,30 +69,6 @@ export function parseSingleValue(text: string): SingleValue {
   return { value: v, unlimited: false, skipped: 0 };
 }
 
-/** A flat-keyed file: one `key value` pair per line. */
-export interface FlatKeyed {
-  /** key -> value, in file order; the first of a repeated key is kept */
-  readonly values: Map<string, Counter>;
-  /** lines left out: not exactly `key value`, a value that is not a u64, or a repeated key */
-  readonly skipped: number;
-}
-
-/**
- * Parses a flat-keyed file (`key value` lines): v2 memory.stat, memory.events,
- * cpu.stat, cgroup.stat; v1 memory.stat, memory.oom_control, cpu.stat.local.
- * Values are kept as printed (v1 limits ≥ 2^62 stay bigint: see isUnlimited).
- */
-export function parseFlatKeyed(text: string): FlatKeyed {
-  const values = new Map<string, Counter>();
-  let skipped = 0;
-  forEachLine(text, (fields) => {
-    const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
-    if (v === undefined || values.has(fields[0]!)) skipped++;
-    else values.set(fields[0]!, v);
-  });
-  return { values, skipped };
-}
-
 /** The values of some known keys of a flat-keyed file. */
 export interface KnownKeys {
   /** one per key, in the order asked for; undefined when absent or malformed */
@@ -101,21 +77,55 @@ export interface KnownKeys {
   readonly skipped: number;
 }
 
-/** Reads the given keys of a flat-keyed file; other keys are ignored. */
+/**
+ * Reads the given keys of a flat-keyed file (`key value` lines: memory.stat,
+ * memory.events, memory.oom_control, cpu.stat); other keys are ignored, and
+ * their lines are not split: v1 memory.stat has ~70 lines of which two are
+ * used. Values are kept as printed (v1 limits >= 2^62 stay bigint: see
+ * isUnlimited).
+ */
 export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys {
   const values = new Array<Counter | undefined>(keys.length).fill(undefined);
   let skipped = 0;
-  forEachLine(text, (fields) => {
-    const i = keys.indexOf(fields[0]!);
+  const n = text.length;
+  let pos = 0;
+  while (pos < n) {
+    let end = text.indexOf('\n', pos);
+    if (end === -1) end = n;
+    let from = pos;
+    pos = end + 1;
+    while (from < end && isBlank(text.charCodeAt(from))) from++;
+    if (from === end) continue; // a blank line
+    let to = from;
+    while (to < end && !isBlank(text.charCodeAt(to))) to++;
+    const i = keyAt(text, from, to, keys);
     if (i === -1) {
-      if (fields.length < 2) skipped++;
-      return;
+      let rest = to;
+      while (rest < end && isBlank(text.charCodeAt(rest))) rest++;
+      if (rest === end) skipped++; // a key with no value
+      continue;
     }
+    const fields = splitFields(text.slice(from, end));
     const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
     if (v === undefined || values[i] !== undefined) skipped++;
     else values[i] = v;
-  });
+  }
   return { values, skipped };
+}
+
+/** Space, tab or CR: what splitFields splits on. */
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9 || c === 13;
+}
+
+/** The index in `keys` of text[from, to), or -1; no substring is made. */
+function keyAt(text: string, from: number, to: number, keys: readonly string[]): number {
+  const length = to - from;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
+    if (k.length === length && text.startsWith(k, from)) return i;
+  }
+  return -1;
 }
 
 /** A device number `major:minor`; undefined when malformed. */

@@ -7,11 +7,17 @@ import { join } from 'node:path';
 import type { Counter } from '../../metrics/u64.js';
 import { readPseudoFile } from '../read.js';
 import type { Sources } from './mounts.js';
-import { parseFlatKeyed, parseSingleValue } from './parse.js';
+import { parseKnownKeys, parseSingleValue } from './parse.js';
 import { parseBlkioV1, parseCfsQuota, parseCpuacctUsage, parseCpuStatV1 } from './parse-v1.js';
 import { parseCpuMax, parseCpuStatV2, parseIoStatV2, parsePressure } from './parse-v2.js';
 
 export const PSI_RESOURCES = ['cpu', 'memory', 'io'] as const;
+
+/** memory.stat's anonymous and file-backed bytes: v2 `anon`, `file`; v1 the hierarchical totals `total_rss`, `total_cache` */
+const MEMORY_STAT_V2_KEYS = ['anon', 'file'] as const;
+const MEMORY_STAT_V1_KEYS = ['total_rss', 'total_cache'] as const;
+/** memory.events (v2) and memory.oom_control (v1) both count OOM kills as `oom_kill` */
+const OOM_KILL_KEY = ['oom_kill'] as const;
 
 export interface IoFigures {
   readonly readBytes: Counter;
@@ -144,15 +150,15 @@ export function readCgroup(
     }
     const stat = text(memory.dir, 'memory.stat');
     if (stat !== undefined) {
-      const s = parseFlatKeyed(stat);
-      f.anon = s.values.get(memory.v2 ? 'anon' : 'total_rss');
-      f.file = s.values.get(memory.v2 ? 'file' : 'total_cache');
+      const s = parseKnownKeys(stat, memory.v2 ? MEMORY_STAT_V2_KEYS : MEMORY_STAT_V1_KEYS);
+      f.anon = s.values[0];
+      f.file = s.values[1];
       f.skipped += s.skipped;
     }
     const events = text(memory.dir, memory.v2 ? 'memory.events' : 'memory.oom_control');
     if (events !== undefined) {
-      const e = parseFlatKeyed(events);
-      f.oomKills = e.values.get('oom_kill');
+      const e = parseKnownKeys(events, OOM_KILL_KEY);
+      f.oomKills = e.values[0];
       f.skipped += e.skipped;
     }
   }
