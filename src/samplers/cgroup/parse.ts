@@ -7,7 +7,7 @@
  */
 import type { Counter } from '../../metrics/u64.js';
 import { parseU64 } from '../../metrics/u64.js';
-import { splitFields } from '../fields.js';
+import { isFieldSeparator, splitFields } from '../fields.js';
 
 /**
  * cgroup v1 prints an unset limit as a huge page-aligned number
@@ -94,14 +94,14 @@ export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys
     if (end === -1) end = n;
     let from = pos;
     pos = end + 1;
-    while (from < end && isBlank(text.charCodeAt(from))) from++;
+    while (from < end && isFieldSeparator(text.charCodeAt(from))) from++;
     if (from === end) continue; // a blank line
     let to = from;
-    while (to < end && !isBlank(text.charCodeAt(to))) to++;
+    while (to < end && !isFieldSeparator(text.charCodeAt(to))) to++;
     const i = keyAt(text, from, to, keys);
     if (i === -1) {
       let rest = to;
-      while (rest < end && isBlank(text.charCodeAt(rest))) rest++;
+      while (rest < end && isFieldSeparator(text.charCodeAt(rest))) rest++;
       if (rest === end) skipped++; // a key with no value
       continue;
     }
@@ -111,11 +111,6 @@ export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys
     else values[i] = v;
   }
   return { values, skipped };
-}
-
-/** Space, tab or CR: what splitFields splits on. */
-function isBlank(c: number): boolean {
-  return c === 32 || c === 9 || c === 13;
 }
 
 /** The index in `keys` of text[from, to), or -1; no substring is made. */
