@@ -110,7 +110,10 @@ test.serial('kill -9 of the stream leader: 0 frames lost or doubled, the exporte
   const statuses: number[] = [];
   let resumedMs: number | undefined;
   while (Date.now() - killedAt < 15_000) {
-    statuses.push((await fetch(exporter.url)).status);
+    // read whole: a body left unread keeps its connection busy, and the exporter's stop waits for it
+    const scrape = await fetch(exporter.url);
+    await scrape.arrayBuffer();
+    statuses.push(scrape.status);
     if (resumedMs === undefined && agent.publisher.stats.published > publishedAtKill + 20 && agent.publisher.stats.buffered < 20) {
       resumedMs = Date.now() - killedAt;
     }

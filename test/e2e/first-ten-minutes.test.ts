@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { Duck } from '../helpers/duckdb.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 /** The README's command lines, comments dropped. */
 function readmeCommands(): string[] {
@@ -50,7 +50,7 @@ async function interrupt(run: Run): Promise<number | null> {
   } catch {
     // already gone
   }
-  return Promise.race([run.exited, new Promise<number | null>((r) => setTimeout(() => r(-1), 20_000))]);
+  return within(run.exited, 20_000, -1);
 }
 
 test('the README\'s first ten minutes work as written', async (t) => {
@@ -73,7 +73,7 @@ test('the README\'s first ten minutes work as written', async (t) => {
     const finish = async (i: number, ms = 120_000): Promise<Run> => {
       const r = sh(line(i), dir);
       others.push(r);
-      await Promise.race([r.exited, new Promise((res) => setTimeout(res, ms))]);
+      await within(r.exited, ms, undefined);
       return r;
     };
 

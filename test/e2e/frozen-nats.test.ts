@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
+import { within } from '../helpers/until.js';
 
 let server: TestNats;
 let dir: string;
@@ -39,7 +40,7 @@ for (const args of [
     const child = spawn(process.execPath, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const code = await Promise.race([new Promise<number | null>((r) => child.once('exit', (c) => r(c))), new Promise<string>((r) => setTimeout(() => r('still running after 120 s'), 120_000))]);
+    const code = await within(new Promise<number | null>((r) => child.once('exit', (c) => r(c))), 120_000, 'still running after 120 s');
     if (child.exitCode === null) child.kill('SIGKILL');
     t.is(code, 1, stderr);
     const last = stderr.trim().split('\n').at(-1) ?? '';

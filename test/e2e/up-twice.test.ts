@@ -12,7 +12,7 @@ import { ROOT } from '../../scripts/gen-docs.js';
 import { processAlive } from '../../src/files/lock.js';
 import { natsAnswers } from '../../src/up/nats-server.js';
 import { rezolusArgv, runRezolus } from '../helpers/rezolus-cli.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 
 /** An up.toml beside an agent.toml without the kernel samplers (no BPF: the test is about up itself). */
 function configDir(): string {
@@ -47,7 +47,7 @@ test('a second up in the same data directory is refused with the pid of the firs
     const port = Number(/NATS\s+nats:\/\/127\.0\.0\.1:(\d+)/.exec(first.out())?.[1]);
 
     const second = startUp(dir);
-    const code = await Promise.race([second.exited, new Promise((r) => setTimeout(() => r('still running'), 60_000))]);
+    const code = await within(second.exited, 60_000, 'still running');
     if (second.child.exitCode === null) second.child.kill('SIGKILL');
     t.is(code, 1, second.out());
     t.true(second.out().includes(`is in use by another rezolus up (pid ${first.child.pid}, NATS nats://127.0.0.1:${port})`), second.out());

@@ -9,7 +9,7 @@ import { ROOT } from '../../scripts/gen-docs.js';
 import { processAlive } from '../../src/files/lock.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
-import { until } from '../helpers/until.js';
+import { until, within } from '../helpers/until.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 /** Devices this machine has, read the way a user would check them. */
@@ -77,7 +77,7 @@ test('rezolus up on free ports serves this host within 3 s and stops cleanly on 
     t.is(lint?.status, 0, lint?.output);
 
     child.kill('SIGINT');
-    const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 10_000))]);
+    const code = await within(exited, 10_000, 'timeout');
     t.is(code, 0, `exit code; stderr: ${stderr}`);
     t.false(processAlive(serverPid), 'the private nats-server was stopped');
   } finally {

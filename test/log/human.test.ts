@@ -45,7 +45,10 @@ function firstLogs(viaTerminal: boolean): Promise<string> {
     : spawn(argv[0] as string, argv.slice(1), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, REZOLUS_LOG_FORMAT: '' } });
   let out = '';
   return new Promise((resolve) => {
+    // cleared once done: a pending timer would keep the test process alive for its whole minute
+    const timer = setTimeout(() => done(), 60_000);
     const done = (): void => {
+      clearTimeout(timer);
       child.kill('SIGKILL');
       resolve(out);
     };
@@ -55,7 +58,6 @@ function firstLogs(viaTerminal: boolean): Promise<string> {
     };
     child.stdout?.on('data', take);
     child.stderr?.on('data', take);
-    setTimeout(done, 60_000);
   });
 }
 
