@@ -8,6 +8,7 @@ import { RezolusError } from '../errors.js';
 import { ExporterAlerts } from './alerts.js';
 import { buildExporterApp } from './app.js';
 import { ExporterState } from './state.js';
+import { closeHttpApp } from '../http/close.js';
 
 export interface RunningExporter {
   readonly app: FastifyInstance;
@@ -89,7 +90,7 @@ export async function runExporter(config: ExporterConfig, log: Logger): Promise<
       source.stop();
       // stops the watch at once; a try to open the bucket under way ends with the connection at the latest
       const alertsStopped = alertGauge.stop();
-      await app.close();
+      await closeHttpApp(app);
       await following.catch(() => undefined);
       await source.done;
       await bus.close();

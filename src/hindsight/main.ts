@@ -21,6 +21,7 @@ import { buildHindsightApp } from './app.js';
 import { controlRequestBody } from './control-request.js';
 import { DumpQueue, type DumpResult } from './dumps.js';
 import { windowStatus } from './window-status.js';
+import { closeHttpApp } from '../http/close.js';
 
 export type { DumpResult } from './dumps.js';
 
@@ -103,7 +104,7 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     url: `http://${config.listen.host.includes(':') ? `[${config.listen.host}]` : config.listen.host}:${port}`,
     dump,
     async stop() {
-      await app.close();
+      await closeHttpApp(app);
       control.unsubscribe();
       await dumps.idle();
       await bus.close();

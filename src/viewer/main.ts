@@ -16,6 +16,7 @@ import type { ViewerData } from './data.js';
 import { FileData } from './file-data.js';
 import { LiveData } from './live/live-data.js';
 import { VERSION } from '../version.js';
+import { closeHttpApp } from '../http/close.js';
 
 export type ViewSource =
   | { readonly kind: 'live'; readonly natsUrl: string; readonly nats?: NatsSecurity | undefined; readonly stream: string; readonly hosts: string }
@@ -155,7 +156,7 @@ export async function runViewer(config: ViewConfig, log: Logger): Promise<Runnin
     },
     async stop() {
       stopped = true;
-      await app.close();
+      await closeHttpApp(app);
       await connected;
       await data.close();
     },
