@@ -1,20 +1,16 @@
-import { Packr, Unpackr } from 'msgpackr';
+import { Unpackr } from 'msgpackr';
 import type { SparseHistogram } from '../metrics/histogram.js';
 import type { MetricKind } from '../metrics/metric.js';
-import type { Value } from '../metrics/point.js';
 import type { Descriptor, Frame, FrameValue, RawFrame } from './types.js';
 import { FRAME_VERSION } from './types.js';
 import { msgpackProblem } from './msgpack-check.js';
 import { H2_BUCKETS } from '../metrics/histogram.js';
 
-// Plain msgpack: no records, no shared structures, so any msgpack reader decodes it.
-const packr = new Packr({ useRecords: false, variableMapSize: true });
+export { encodeFrame, type FrameHeader } from './encode.js';
+
+// Plain msgpack: no records, no shared structures (encode.ts writes frames so), so any msgpack reader decodes it.
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true });
 
-const U32 = 0x1_0000_0000;
-const I32_MIN = -0x8000_0000;
-const U64_LIMIT = 2 ** 64;
-const I64_MIN = -(2 ** 63);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 const U64_MAX = 2n ** 64n - 1n;
 const I64_MIN_BIG = -(2n ** 63n);
@@ -29,52 +25,6 @@ const MAX_DEPTH = 8;
 export class FrameDecodeError extends Error {
   override readonly name = 'FrameDecodeError';
   readonly code = 'FRAME_DECODE';
-}
-
-/** What the agent knows when it encodes a frame. */
-export interface FrameHeader {
-  readonly host: string;
-  readonly sampler: string;
-  readonly instance: number;
-  readonly seq: number;
-  readonly beginNs: bigint;
-  readonly endNs: bigint;
-  readonly descriptor: string;
-  /** the last frame of this agent run (the agent is stopping) */
-  readonly last?: boolean;
-}
-
-/**
- * Integers that do not fit 32 bits go out as bigint so msgpack writes int64/uint64, never float64.
- * Integral doubles outside the 64-bit range (a gauge of 1e20) stay float64: msgpack has no wider integer.
- */
-function wireNumber(v: number): number | bigint {
-  if (Number.isInteger(v) && (v >= U32 || v < I32_MIN) && v < U64_LIMIT && v >= I64_MIN) return BigInt(v);
-  return v;
-}
-
-function wireValue(v: Value): unknown {
-  if (typeof v === 'number') return wireNumber(v);
-  if (typeof v === 'bigint') return v <= MAX_SAFE && v >= -MAX_SAFE ? wireNumber(Number(v)) : v;
-  return [v.index, v.count.map(wireNumber)];
-}
-
-export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint8Array {
-  const x = new Array<unknown>(values.length);
-  for (let i = 0; i < values.length; i++) x[i] = wireValue(values[i] as Value);
-  const frame: Record<string, unknown> = {
-    v: FRAME_VERSION,
-    h: header.host,
-    s: header.sampler,
-    i: header.instance,
-    q: header.seq,
-    b: header.beginNs,
-    e: header.endNs,
-    d: header.descriptor,
-    x,
-  };
-  if (header.last === true) frame.l = true;
-  return packr.pack(frame);
 }
 
 function asBigInt(v: unknown, field: string): bigint {
