@@ -1,5 +1,5 @@
 import test from 'ava';
-import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isCgroupFs, listCgroups } from '../../src/samplers/cgroup/walk.js';
@@ -38,4 +38,28 @@ test('a fixture tree is not cgroupfs', (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.false(isCgroupFs(dir));
   t.false(isCgroupFs(join(dir, 'missing')));
+});
+
+test('with an inode map, every listed directory gets the inode stat gives it, the deepest level and the root included, on cgroupfs and in a plain tree', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-walk-ino-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  for (const p of ['a', 'a/b', 'a/b/c', 'd']) mkdirSync(join(dir, p));
+  const roots: [string, boolean][] = [[dir, false]];
+  if (ROOT !== undefined && process.getuid?.() === 0) {
+    const base = join(ROOT, `rezolus-walk-ino-${process.pid}`);
+    for (const p of ['', '/x', '/x/y']) mkdirSync(base + p);
+    t.teardown(() => {
+      for (const p of ['/x/y', '/x', '']) if (existsSync(base + p)) rmdirSync(base + p);
+    });
+    roots.push([ROOT, true]);
+  } else t.fail('needs root and a cgroupfs (this machine has both)');
+  for (const [root, leafByLinks] of roots) {
+    for (const depth of [0, 1, 2, 3, 6]) {
+      const inodes = new Map<string, bigint>();
+      const paths = listCgroups(root, depth, leafByLinks, inodes);
+      t.deepEqual(paths, listCgroups(root, depth, leafByLinks), `${root} depth ${depth}: the same listing`);
+      t.deepEqual([...inodes.keys()].sort(), [...paths].sort(), `${root} depth ${depth}: an inode for each`);
+      for (const p of paths) t.is(inodes.get(p), statSync(join(root, p), { bigint: true }).ino, `${root}${p}`);
+    }
+  }
 });

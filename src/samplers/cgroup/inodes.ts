@@ -5,8 +5,6 @@
  * a cgroup that is gone (its slot keeps its last counts until the id is
  * reused), or deeper than `maxDepth`, has no path and is not published.
  */
-import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { isCgroupFs, listCgroups } from './walk.js';
@@ -67,13 +65,9 @@ export class CgroupPaths {
   /** Lists the hierarchy; a periodic listing also forgets the ids earlier listings did not find. */
   private relist(periodic: boolean): void {
     const next = new Map<bigint, string>();
-    for (const rel of listCgroups(this.mount, this.maxDepth, this.leafByLinks)) {
-      try {
-        next.set(statSync(join(this.mount, rel), { bigint: true }).ino, decodeCgroupName(rel));
-      } catch {
-        // removed meanwhile
-      }
-    }
+    const inodes = new Map<string, bigint>();
+    listCgroups(this.mount, this.maxDepth, this.leafByLinks, inodes);
+    for (const [rel, ino] of inodes) next.set(ino, decodeCgroupName(rel));
     this.byInode = next;
     this.listedAt = Date.now();
     if (periodic) this.unknown.clear();

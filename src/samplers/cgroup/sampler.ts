@@ -6,7 +6,7 @@
  * listed again at every refresh: a cgroup that goes away stops being
  * published (and the descriptor of the old layout expires unused).
  */
-import { readlinkSync, statSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { addU64, toCounter, type Counter } from '../../metrics/u64.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../types.js';
@@ -114,7 +114,9 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       name: NAME,
       metrics: m.METRICS,
       async refresh(): Promise<Reading> {
-        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth, onCgroupFs))]));
+        // the id tree's listing also gives each cgroup's inode (cgroup_id) from the stat it makes anyway
+        const ids = idTree === undefined ? undefined : new Map<string, bigint>();
+        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth, onCgroupFs, tree === idTree ? ids : undefined))]));
         if (renames !== undefined) for (const [tree, paths] of listed) renames.listed(tree, paths);
         const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
         const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
@@ -135,14 +137,8 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           if (split !== undefined) cpuSplit.set(name, { ...split, ...(total !== undefined ? { total } : {}) });
           const l = labelsOf(name);
           emit(points, l, f, split, deviceName, true);
-          if (idTree !== undefined && inTree(idTree, path)) {
-            try {
-              const ino = statSync(join(idTree, path), { bigint: true }).ino;
-              points.push({ metric: m.cgroupId, labels: l.cgroup, value: toCounter(ino) });
-            } catch {
-              // removed meanwhile
-            }
-          }
+          const ino = ids?.get(path);
+          if (ino !== undefined) points.push({ metric: m.cgroupId, labels: l.cgroup, value: toCounter(ino) });
         }
         if (folded.length > 0) {
           const figures = folded.map((path) => readCgroup(sources, path, inTree, read));

@@ -27,8 +27,12 @@ export function isCgroupFs(path: string): boolean {
  * links, as kernfs keeps them) skips listing a directory whose stat says it
  * has no subdirectory: a cgroup directory holds 20-60 files, and listing the
  * leaves was ~30 % of cgroup_resources' time at 100-1000 cgroups.
+ *
+ * `inodes`, when given, gets each listed directory's inode (the kernfs id of
+ * a cgroup) from the same stat, so that a caller wanting ids does not stat
+ * every directory a second time; a directory gone before its stat has none.
  */
-export function listCgroups(mount: string, maxDepth: number, leafByLinks = false): string[] {
+export function listCgroups(mount: string, maxDepth: number, leafByLinks = false, inodes?: Map<string, bigint>): string[] {
   const out = ['/'];
   let level = ['/'];
   for (let depth = 1; depth <= maxDepth && level.length > 0; depth++) {
@@ -37,7 +41,11 @@ export function listCgroups(mount: string, maxDepth: number, leafByLinks = false
       let entries;
       try {
         const dir = join(mount, rel);
-        if (leafByLinks && statSync(dir).nlink === 2) continue;
+        if (inodes !== undefined) {
+          const st = statSync(dir, { bigint: true });
+          inodes.set(rel, st.ino);
+          if (leafByLinks && st.nlink === 2n) continue;
+        } else if (leafByLinks && statSync(dir).nlink === 2) continue;
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {
         continue; // removed meanwhile
@@ -50,6 +58,16 @@ export function listCgroups(mount: string, maxDepth: number, leafByLinks = false
     next.sort();
     out.push(...next);
     level = next;
+  }
+  // the deepest level found was not visited: its directories still want their inode
+  if (inodes !== undefined) {
+    for (const rel of level) {
+      try {
+        inodes.set(rel, statSync(join(mount, rel), { bigint: true }).ino);
+      } catch {
+        // removed meanwhile
+      }
+    }
   }
   return out;
 }
