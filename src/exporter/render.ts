@@ -95,9 +95,25 @@ interface FamilyOut {
  * The line buffers of the last render's families, by family name: the next
  * render writes into them again instead of growing new ones (renders are
  * synchronous, so one set serves every caller). Families the last render did
- * not write are let go.
+ * not write are let go, and so is a buffer far larger than what it held
+ * (worthKeeping): a burst of series that went away would hold it at its peak.
  */
 let spare = new Map<string, Buffer>();
+
+/** Below this, a family's buffer is kept whatever it held: small buffers are not worth growing again. */
+const KEEP_ANY_BYTES = 64 * 1024;
+
+/** Bytes of the line buffers kept for the next render. */
+export function keptLineBytes(): number {
+  let n = 0;
+  for (const b of spare.values()) n += b.length;
+  return n;
+}
+
+/** Whether a family's line buffer of `capacity` bytes is kept for the next render, `used` bytes of it written in this one. */
+export function worthKeeping(capacity: number, used: number): boolean {
+  return capacity <= 4 * Math.max(used, KEEP_ANY_BYTES);
+}
 
 /** `# HELP …\n# TYPE …\n` as bytes, per declaration. */
 const headerBytes = new WeakMap<FamilyDecl, Buffer>();
@@ -349,7 +365,7 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   const kept = new Map<string, Buffer>();
   for (const name of names) {
     const out = families.get(name) as FamilyOut;
-    kept.set(name, out.lines.buf);
+    if (worthKeeping(out.lines.buf.length, out.lines.len)) kept.set(name, out.lines.buf);
     if (out.lines.len === 0) continue;
     at += headerOf(out.decl).copy(body, at);
     at += out.lines.buf.copy(body, at, 0, out.lines.len);
@@ -357,6 +373,15 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
   if (trailer !== undefined) at += trailer.copy(body, at);
   if (at !== size) throw new Error(`exposition: wrote ${at} of ${size} bytes`);
   spare = kept;
+  return renderResult(body, series, duplicates, conflicts, invalid);
+}
+
+/**
+ * The result, made outside renderExposition: a getter defined in there would
+ * hold the render's whole closure context (its families and their line
+ * buffers, tens of MB after a burst) for as long as the result is kept.
+ */
+function renderResult(body: Buffer, series: number, duplicates: number, conflicts: number, invalid: number): RenderResult {
   let text: string | undefined;
   return {
     body,

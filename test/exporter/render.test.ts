@@ -1,11 +1,16 @@
 import test from 'ava';
+import { createHash } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Frame, FrameValue } from '../../src/frame/types.js';
 import type { ViewEntry } from '../../src/exporter/state.js';
 import { ExporterState } from '../../src/exporter/state.js';
-import { renderExposition } from '../../src/exporter/render.js';
+import { keptLineBytes, renderExposition, worthKeeping } from '../../src/exporter/render.js';
 import { checkExposition } from '../helpers/exposition-check.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+
+setFlagsFromString('--expose-gc');
 
 const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU time spent, by state') }, [
   ['cpu_usage', ['user']],
@@ -442,4 +447,49 @@ test('an agent series never shares a family with the exporter\'s own, even with 
   t.is(r.text, '# HELP rezolus_exporter_last_frame_age_seconds an agent mimicking the exporter\n# TYPE rezolus_exporter_last_frame_age_seconds gauge\nrezolus_exporter_last_frame_age_seconds{host="a"} 0.005\n');
   t.is(r.conflicts, 1);
   t.is(r.duplicates, 0);
+});
+
+test('a family buffer far larger than what it last held is let go: kept at most 4x its content (64 KiB whatever it held)', (t) => {
+  t.true(worthKeeping(64 * 1024 * 4, 0), 'small buffers stay');
+  t.false(worthKeeping(64 * 1024 * 4 + 1, 0));
+  t.true(worthKeeping(40 * 2 ** 20, 10 * 2 ** 20));
+  t.false(worthKeeping(40 * 2 ** 20 + 1, 10 * 2 ** 20));
+});
+
+// serial: the line buffers are the module's, and a render of another test in between would let them go
+test.serial('after a burst of series that went away, the render\'s buffers shrink back, and renders stay right', async (t) => {
+  const gc = runInNewContext('gc') as () => void;
+  const names = Array.from({ length: 20_000 }, (_, i) => `burst-${i}`);
+  const d = makeDescriptor('cgroup_like', { cgroup_like_bytes: m('gauge', 'bytes', ['cgroup'], 'A gauge per cgroup') }, names.map((n) => ['cgroup_like_bytes', [n]] as const));
+  const small = makeDescriptor('cgroup_like', { cgroup_like_bytes: m('gauge', 'bytes', ['cgroup'], 'A gauge per cgroup') }, [['cgroup_like_bytes', ['one']]]);
+  const hosts = Array.from({ length: 40 }, (_, i) => `host-${i}`);
+  const big = hosts.map((host) => entry(makeFrame({ host, descriptor: d, values: names.map((_, i) => 1e12 + i) })));
+  const after = [entry(makeFrame({ host: 'host-0', descriptor: small, values: [7] }))];
+  // V8 frees array buffers' memory after a gc, on another thread: gc, let it finish, gc again
+  const external = async (): Promise<number> => {
+    gc();
+    await new Promise((r) => setTimeout(r, 50));
+    gc();
+    return process.memoryUsage().arrayBuffers;
+  };
+  let first: ReturnType<typeof renderExposition> | undefined = renderExposition(big);
+  t.is(first.series, 40 * 20_000);
+  const bodyBytes = first.body.length;
+  const want = createHash('sha256').update(first.body).digest('hex');
+  first = undefined;
+  // the body goes; the plan's caches (kept while the descriptor lives) and the family's line buffer stay
+  const withBuffer = await external();
+  const keptWith = keptLineBytes();
+  const quiet = renderExposition(after);
+  t.is(quiet.text, '# HELP cgroup_like_bytes A gauge per cgroup\n# TYPE cgroup_like_bytes gauge\ncgroup_like_bytes{host="host-0",cgroup="one"} 7\n');
+  renderExposition(after);
+  const without = await external();
+  const keptWithout = keptLineBytes();
+  t.log(`line buffers kept for the next render: ${keptWith} bytes after the burst, ${keptWithout} after`);
+  t.true(keptWith >= bodyBytes * 0.9, 'the burst\'s family buffer is kept while it is used');
+  t.true(keptWithout <= 4 * 64 * 1024, 'and let go once it holds a line');
+  t.log(`array buffers: ${withBuffer} bytes after the burst (its body of ${bodyBytes} let go), ${without} after two quiet renders`);
+  t.true(withBuffer - without > bodyBytes / 2, `the family's line buffer (about the body's size) is freed, though the quiet render's result is still held: ${withBuffer - without} bytes`);
+  // and a burst again renders the same bytes as the first
+  t.is(createHash('sha256').update(renderExposition(big).body).digest('hex'), want);
 });
