@@ -17,20 +17,10 @@
  * - a string's header is by its UTF-8 length: fixstr, str8, str16, str32.
  */
 import type { Value } from '../metrics/point.js';
-import { FRAME_VERSION } from './types.js';
+import { FRAME_VERSION, type RawFrame } from './types.js';
 
-/** What the agent knows when it encodes a frame. */
-export interface FrameHeader {
-  readonly host: string;
-  readonly sampler: string;
-  readonly instance: number;
-  readonly seq: number;
-  readonly beginNs: bigint;
-  readonly endNs: bigint;
-  readonly descriptor: string;
-  /** the last frame of this agent run (the agent is stopping) */
-  readonly last?: boolean;
-}
+/** What the agent knows when it encodes a frame: a frame's envelope, without the values. */
+export type FrameHeader = Omit<RawFrame, 'v' | 'values'>;
 
 const SLAB_BYTES = 64 * 1024;
 const TWO_32 = 2 ** 32;
@@ -141,31 +131,28 @@ function writeString(s: string): void {
   else if (n < 0x100) {
     slab[at++] = 0xd9;
     slab[at++] = n;
-  } else if (n < 0x10000) {
-    slab[at++] = 0xda;
+  } else writeLongLength(n, 0xda, 0xdb);
+  slab.set(bytes, at);
+  at += n;
+}
+
+/** A length of 16 bits after marker `m16`, or of 32 after `m32` (room for 5 bytes made). */
+function writeLongLength(n: number, m16: number, m32: number): void {
+  if (n < 0x10000) {
+    slab[at++] = m16;
     slab[at++] = n >> 8;
     slab[at++] = n & 0xff;
   } else {
-    slab[at++] = 0xdb;
+    slab[at++] = m32;
     view.setUint32(at, n);
     at += 4;
   }
-  slab.set(bytes, at);
-  at += n;
 }
 
 function writeArrayHeader(n: number): void {
   room(5);
   if (n < 0x10) slab[at++] = 0x90 | n;
-  else if (n < 0x10000) {
-    slab[at++] = 0xdc;
-    slab[at++] = n >> 8;
-    slab[at++] = n & 0xff;
-  } else {
-    slab[at++] = 0xdd;
-    view.setUint32(at, n);
-    at += 4;
-  }
+  else writeLongLength(n, 0xdc, 0xdd);
 }
 
 /** A key of the frame map: one letter, a fixstr. */
