@@ -92,3 +92,16 @@ test('a bigint beyond 64 bits is refused, and the next frame is whole', (t) => {
   t.is(hex(after), hex(packFrameObject(HEADER, [5])));
   t.deepEqual(decodeFrame(after).values, [5]);
 });
+
+test('a seq or instance beyond 32 bits, and a histogram index beyond 32 bits, are msgpackr\'s float64 as before', (t) => {
+  // msgpackr wrote the header's i and q, and a histogram's index, as plain numbers (float64 beyond 32 bits):
+  // only the values and counts went through wireNumber; a seq passes 2^32 after 497 days at the 10 ms interval
+  for (const n of [2 ** 32, 2 ** 32 + 1, 2 ** 40, 2 ** 53 - 1, 2 ** 53, 2 ** 63, 2 ** 64, -(2 ** 31) - 1, -(2 ** 40), 2 ** 31, 4294967295.5]) {
+    t.is(hex(encodeFrame({ ...HEADER, seq: n }, [])), hex(packFrameObject({ ...HEADER, seq: n }, [])), `seq ${n}`);
+    t.is(hex(encodeFrame({ ...HEADER, instance: n }, [])), hex(packFrameObject({ ...HEADER, instance: n }, [])), `instance ${n}`);
+    const hist: Value = { groupingPower: 3, maxValuePower: 64, index: [n], count: [n] };
+    t.is(hex(encodeFrame(HEADER, [hist])), hex(packFrameObject(HEADER, [hist])), `histogram index ${n}`);
+  }
+  const seq = 2 ** 32 + 7;
+  t.is(decodeFrame(encodeFrame({ ...HEADER, seq }, [])).seq, seq);
+});
