@@ -16,6 +16,9 @@
  * - but the header's i and q and a histogram's indexes are plain numbers to msgpackr: float64 beyond 32 bits;
  * - a bigint is an int64, or a uint64 from 2^63 up (a bigint within ±2^53 goes as a number);
  * - a string's header is by its UTF-8 length: fixstr, str8, str16, str32.
+ * One difference, on purpose: a lone surrogate is U+FFFD (TextEncoder), where
+ * msgpackr wrote strings under 64 chars as WTF-8 (ed a0 80: not UTF-8, so not
+ * msgpack str). No frame string can hold one (hosts are hostToken's).
  */
 import type { Value } from '../metrics/point.js';
 import { FRAME_VERSION } from './types.js';

@@ -105,3 +105,14 @@ test('a seq or instance beyond 32 bits, and a histogram index beyond 32 bits, ar
   const seq = 2 ** 32 + 7;
   t.is(decodeFrame(encodeFrame({ ...HEADER, seq }, [])).seq, seq);
 });
+
+test('a lone surrogate is U+FFFD, as valid UTF-8, where msgpackr wrote it as 3 bytes of no UTF-8 in strings under 64 chars', (t) => {
+  // the one place the bytes differ from msgpackr's on purpose: no frame's string can hold one (hosts are
+  // hostToken's [a-z0-9_-], samplers SAMPLER_NAME, descriptors hex), and msgpackr's own longer strings had U+FFFD
+  for (const host of ['a\uD800b', 'a\uDC00', '\uDBFF', `x\uD800${'y'.repeat(70)}`]) {
+    const ours = encodeFrame({ ...HEADER, host }, []);
+    t.is(decodeFrame(ours).host, host.replace(/[\uD800-\uDFFF]/g, '\uFFFD'));
+    t.is(hex(ours), hex(packFrameObject({ ...HEADER, host: host.replace(/[\uD800-\uDFFF]/g, '\uFFFD') }, [])));
+  }
+  t.not(hex(encodeFrame({ ...HEADER, host: 'a\uD800b' }, [])), hex(packFrameObject({ ...HEADER, host: 'a\uD800b' }, [])), 'msgpackr wrote ed a0 80');
+});
