@@ -13,8 +13,12 @@
  *   one in -2^31..-1 a negative fixint, int8, int16 or int32;
  * - any other integer of the 64-bit range is an int64, or a uint64 from 2^63 up;
  * - every other number is a float64;
+ * - but the header's i and q and a histogram's indexes are plain numbers to msgpackr: float64 beyond 32 bits;
  * - a bigint is an int64, or a uint64 from 2^63 up (a bigint within ±2^53 goes as a number);
  * - a string's header is by its UTF-8 length: fixstr, str8, str16, str32.
+ * One difference, on purpose: a lone surrogate is U+FFFD (TextEncoder), where
+ * msgpackr wrote strings under 64 chars as WTF-8 (ed a0 80: not UTF-8, so not
+ * msgpack str). No frame string can hold one (hosts are hostToken's).
  */
 import type { Value } from '../metrics/point.js';
 import { FRAME_VERSION, type RawFrame } from './types.js';
@@ -64,6 +68,22 @@ function writeUint64(hiLo: number, marker: number, negative: boolean): void {
   at += 8;
 }
 
+/**
+ * A number as msgpackr writes a plain number: an integer of 32 bits as an int,
+ * any other as a float64. The header's i and q and a histogram's indexes went
+ * to msgpackr so, not through the old wireNumber.
+ */
+function writePlainNumber(v: number): void {
+  if (v >>> 0 === v || v >> 0 === v) writeNumber(v);
+  else {
+    room(9);
+    slab[at++] = 0xcb;
+    view.setFloat64(at, v);
+    at += 8;
+  }
+}
+
+/** A value or count: as writePlainNumber, but an integer of the 64-bit range beyond 32 bits is an int64 or uint64 (the old wireNumber's BigInt). */
 function writeNumber(v: number): void {
   room(9);
   if (v >>> 0 === v) {
@@ -172,7 +192,7 @@ function writeValue(v: Value): void {
     slab[at++] = 0x92;
     const { index, count } = v;
     writeArrayHeader(index.length);
-    for (let i = 0; i < index.length; i++) writeNumber(index[i] as number);
+    for (let i = 0; i < index.length; i++) writePlainNumber(index[i] as number);
     writeArrayHeader(count.length);
     for (let i = 0; i < count.length; i++) writeNumber(count[i] as number);
   }
@@ -206,9 +226,9 @@ export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint
     writeKey(KEY_S);
     writeString(header.sampler);
     writeKey(KEY_I);
-    writeNumber(header.instance);
+    writePlainNumber(header.instance);
     writeKey(KEY_Q);
-    writeNumber(header.seq);
+    writePlainNumber(header.seq);
     writeKey(KEY_B);
     writeBigInt(header.beginNs);
     writeKey(KEY_E);

@@ -92,3 +92,27 @@ test('a bigint beyond 64 bits is refused, and the next frame is whole', (t) => {
   t.is(hex(after), hex(packFrameObject(HEADER, [5])));
   t.deepEqual(decodeFrame(after).values, [5]);
 });
+
+test('a seq or instance beyond 32 bits, and a histogram index beyond 32 bits, are msgpackr\'s float64 as before', (t) => {
+  // msgpackr wrote the header's i and q, and a histogram's index, as plain numbers (float64 beyond 32 bits):
+  // only the values and counts went through wireNumber; a seq passes 2^32 after 497 days at the 10 ms interval
+  for (const n of [2 ** 32, 2 ** 32 + 1, 2 ** 40, 2 ** 53 - 1, 2 ** 53, 2 ** 63, 2 ** 64, -(2 ** 31) - 1, -(2 ** 40), 2 ** 31, 4294967295.5]) {
+    t.is(hex(encodeFrame({ ...HEADER, seq: n }, [])), hex(packFrameObject({ ...HEADER, seq: n }, [])), `seq ${n}`);
+    t.is(hex(encodeFrame({ ...HEADER, instance: n }, [])), hex(packFrameObject({ ...HEADER, instance: n }, [])), `instance ${n}`);
+    const hist: Value = { groupingPower: 3, maxValuePower: 64, index: [n], count: [n] };
+    t.is(hex(encodeFrame(HEADER, [hist])), hex(packFrameObject(HEADER, [hist])), `histogram index ${n}`);
+  }
+  const seq = 2 ** 32 + 7;
+  t.is(decodeFrame(encodeFrame({ ...HEADER, seq }, [])).seq, seq);
+});
+
+test('a lone surrogate is U+FFFD, as valid UTF-8, where msgpackr wrote it as 3 bytes of no UTF-8 in strings under 64 chars', (t) => {
+  // the one place the bytes differ from msgpackr's on purpose: no frame's string can hold one (hosts are
+  // hostToken's [a-z0-9_-], samplers SAMPLER_NAME, descriptors hex), and msgpackr's own longer strings had U+FFFD
+  for (const host of ['a\uD800b', 'a\uDC00', '\uDBFF', `x\uD800${'y'.repeat(70)}`]) {
+    const ours = encodeFrame({ ...HEADER, host }, []);
+    t.is(decodeFrame(ours).host, host.replace(/[\uD800-\uDFFF]/g, '\uFFFD'));
+    t.is(hex(ours), hex(packFrameObject({ ...HEADER, host: host.replace(/[\uD800-\uDFFF]/g, '\uFFFD') }, [])));
+  }
+  t.not(hex(encodeFrame({ ...HEADER, host: 'a\uD800b' }, [])), hex(packFrameObject({ ...HEADER, host: 'a\uD800b' }, [])), 'msgpackr wrote ed a0 80');
+});

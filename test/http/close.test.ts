@@ -1,5 +1,6 @@
 import test from 'ava';
 import Fastify from 'fastify';
+import { Agent, get } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { closeHttpApp } from '../../src/http/close.js';
@@ -48,4 +49,39 @@ test('closeHttpApp with nothing under way closes at once and leaves no timer beh
   await closeHttpApp(app, 60_000);
   t.false(app.server.listening);
   t.true(process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length <= before, 'the grace timer was cleared');
+});
+
+test('a response under way on a keep-alive connection ends the close when it ends, not at the grace', async (t) => {
+  // Prometheus scrapes over keep-alive: the response ends within the grace, and its connection is then idle
+  const app = Fastify();
+  let arrived!: () => void;
+  const seen = new Promise<void>((r) => {
+    arrived = r;
+  });
+  app.get('/slow', async () => {
+    arrived();
+    await new Promise((r) => setTimeout(r, 300));
+    return 'done';
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const agent = new Agent({ keepAlive: true });
+  t.teardown(() => agent.destroy());
+  const body = new Promise<string>((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path: '/slow', agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => {
+        text += d;
+      });
+      res.on('end', () => resolve(`${res.statusCode} ${text}`));
+    }).on('error', reject);
+  });
+  await seen;
+  const started = Date.now();
+  const closed = closeHttpApp(app, 10_000).then(() => Date.now() - started);
+  t.is(await body, '200 done', 'the response under way completes');
+  const took = await within(closed, 20_000, Number.POSITIVE_INFINITY);
+  t.log(`closed ${took} ms after the call, the response took 300 ms, grace 10 s`);
+  t.true(took < 3000, `closed after ${took} ms`);
 });
