@@ -47,13 +47,12 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import v8 from 'node:v8';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
-import { runInNewContext } from 'node:vm';
 import type { KV } from '@nats-io/kv';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { FrameIntake } from '../../src/sources/intake.js';
+import { fullGc as gc } from '../helpers/gc.js';
 import { emptySkipStats, type SkipStats } from '../../src/sources/checks.js';
 import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
@@ -133,8 +132,6 @@ const RENDER_WARMUP = 3;
 /** a run never takes longer than this */
 const WATCHDOG_MS = 10 * 60_000;
 
-v8.setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 /** processes started and not yet ended (curl, the replay children), and the temp dir of the replay file */
 const children = new Set<ChildProcess>();

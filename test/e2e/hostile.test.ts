@@ -18,8 +18,6 @@ import { connect } from '@nats-io/transport-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { ensureStream } from '../../src/bus/stream.js';
 import { metricsSubject } from '../../src/bus/subjects.js';
@@ -34,6 +32,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { runRecord, type RunningRecord } from '../../src/record/main.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
+import { fullGc } from '../helpers/gc.js';
 import { goodValues, HOSTILE_DESCRIPTORS, HostileFrames, TARGET_HASH, TARGET_SAMPLER } from '../helpers/hostile-frames.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until as waitUntil } from '../helpers/until.js';
@@ -47,8 +46,6 @@ const RUN_2 = 0x600d_0002;
 const TICK_NS = 100_000_000n;
 const WAIT_MS = 20_000;
 
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 let server: TestNats;
 let nc: NatsConnection;
@@ -85,7 +82,7 @@ async function memory(): Promise<{ rss: number; heap: number; external: number }
   let least: { rss: number; heap: number; external: number } | undefined;
   for (let i = 0; i < 4; i++) {
     if (i > 0) await new Promise((r) => setTimeout(r, 250));
-    gc();
+    fullGc();
     const m = process.memoryUsage();
     if (least === undefined || m.heapUsed < least.heap) least = { rss: m.rss, heap: m.heapUsed, external: m.external };
   }

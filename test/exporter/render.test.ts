@@ -1,16 +1,13 @@
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Frame, FrameValue } from '../../src/frame/types.js';
 import type { ViewEntry } from '../../src/exporter/state.js';
 import { ExporterState } from '../../src/exporter/state.js';
 import { keptLineBytes, renderExposition, worthKeeping } from '../../src/exporter/render.js';
 import { checkExposition } from '../helpers/exposition-check.js';
+import { fullGc } from '../helpers/gc.js';
 import { promtoolCheck } from '../helpers/promtool.js';
 import { SECOND, T0, h, m, makeDescriptor, makeFrame } from '../helpers/frames.js';
-
-setFlagsFromString('--expose-gc');
 
 const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU time spent, by state') }, [
   ['cpu_usage', ['user']],
@@ -458,7 +455,6 @@ test('a family buffer far larger than what it last held is let go: kept at most 
 
 // serial: the line buffers are the module's, and a render of another test in between would let them go
 test.serial('after a burst of series that went away, the render\'s buffers shrink back, and renders stay right', async (t) => {
-  const gc = runInNewContext('gc') as () => void;
   const names = Array.from({ length: 20_000 }, (_, i) => `burst-${i}`);
   const d = makeDescriptor('cgroup_like', { cgroup_like_bytes: m('gauge', 'bytes', ['cgroup'], 'A gauge per cgroup') }, names.map((n) => ['cgroup_like_bytes', [n]] as const));
   const small = makeDescriptor('cgroup_like', { cgroup_like_bytes: m('gauge', 'bytes', ['cgroup'], 'A gauge per cgroup') }, [['cgroup_like_bytes', ['one']]]);
@@ -467,9 +463,9 @@ test.serial('after a burst of series that went away, the render\'s buffers shrin
   const after = [entry(makeFrame({ host: 'host-0', descriptor: small, values: [7] }))];
   // V8 frees array buffers' memory after a gc, on another thread: gc, let it finish, gc again
   const external = async (): Promise<number> => {
-    gc();
+    fullGc();
     await new Promise((r) => setTimeout(r, 50));
-    gc();
+    fullGc();
     return process.memoryUsage().arrayBuffers;
   };
   let first: ReturnType<typeof renderExposition> | undefined = renderExposition(big);
