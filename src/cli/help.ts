@@ -276,7 +276,10 @@ frames (waiting up to 2 intervals, at least 2 s, past the end for them).
 
 Options:
   --interval DUR     row interval (default 1s)
-  --duration DUR     stop after this long (default: until Ctrl-C)
+  --duration DUR     record the frames that ended within this long (default:
+                     until Ctrl-C); frames of it still on the way at the end (a
+                     fleet that is behind) are waited for, up to 2 intervals
+                     (at least 2 s) plus how late frames have been coming
   --since WHEN       replay from the stream, from WHEN: a duration ago (10m) or
                      an RFC 3339 time (2026-11-22T10:00:00Z)
   --until WHEN       end of the replayed window (default: now)

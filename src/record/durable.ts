@@ -9,7 +9,9 @@
  * (the rows come out as they would have), then the stream is read on from
  * just after them. The window (start, and end when a duration or --until
  * was given) is fixed in the spool header at the first start, so restarts do
- * not stretch it; it is measured in stream store time.
+ * not stretch it. The start is in stream store time; the end in frame time,
+ * so the frames of the window's last seconds that a late fleet stores after
+ * the end are still recorded (src/sources/window-end.ts).
  *
  * A server that lost its store comes back without the stream; the agent
  * creates it again, and its sequences start over at 1. The stream the source
@@ -143,7 +145,16 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
   const began = Date.now();
   const port = new NatsDurablePort(link, { stream, name, filter, startNs }, log);
   const source = new DurableSource(
-    { port, ledger: spoolLedger(spool, stream, log), pick, startNs, endNs: header.endNs === null ? undefined : BigInt(header.endNs), resuming: found !== undefined, stream },
+    {
+      port,
+      ledger: spoolLedger(spool, stream, log),
+      pick,
+      startNs,
+      endNs: header.endNs === null ? undefined : BigInt(header.endNs),
+      intervalNs: BigInt(header.intervalMs) * 1_000_000n,
+      resuming: found !== undefined,
+      stream,
+    },
     log,
   );
   let aborted = false;

@@ -17,6 +17,7 @@ import { LiveSource } from '../sources/live.js';
 import { PollSource } from '../sources/poll.js';
 import { ReplaySource } from '../sources/replay.js';
 import type { FrameSource } from '../sources/source.js';
+import { WindowEnd } from '../sources/window-end.js';
 import { runDurableRecord } from './durable.js';
 import { newWriter } from './writer.js';
 import { busUrl, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
@@ -43,6 +44,13 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   return recordFrom(source, { link, owned, stream: replay?.stream ?? DEFAULT_STREAM }, config, log, () => undefined);
 }
 
+/** How often a live recording past its end checks whether its window is complete. */
+const END_CHECK_MS = 100;
+
+function nowNs(): bigint {
+  return BigInt(Date.now()) * 1_000_000n;
+}
+
 /** The bus a recording reads from: to name the hosts its stream holds when nothing was recorded, and to close when it opened it. */
 interface RecordBus {
   readonly link: BusLink;
@@ -53,8 +61,10 @@ interface RecordBus {
 /** Runs a source into a writer until the duration, stop(), or the end of the source. */
 async function recordFrom(source: FrameSource, bus: RecordBus | undefined, config: RecordConfig, log: Logger, pollError: () => string | undefined): Promise<RunningRecord> {
   const writer = newWriter(config, log, () => source.stop());
+  // a live recording for a duration ends in frame time: its last frames may come after the end (window-end.ts)
+  const end = source.kind === 'live' && config.durationMs !== undefined ? new WindowEnd(nowNs() + BigInt(config.durationMs) * 1_000_000n, BigInt(config.intervalMs) * 1_000_000n) : undefined;
   try {
-    await source.start((f, data) => writer.add(f, data));
+    await source.start(end === undefined ? (f, data) => writer.add(f, data) : (f, data) => (end.admit(f.host, f.sampler, f.endNs, nowNs()) ? writer.add(f, data) : undefined));
   } catch (error) {
     await writer.abort();
     if (bus?.owned === true) await bus.link.close();
@@ -63,7 +73,16 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
   // a replay that fails on the way keeps what it read
   const ended = source.done.catch((error: unknown) => log.error({ err: error }, `${source.kind} failed; writing what was read`));
   // a poll source ends by itself once it holds the duration's rows (src/sources/poll-window.ts): a timer here could only cut it short
-  const timer = config.durationMs === undefined || source.kind === 'poll' ? undefined : setTimeout(() => source.stop(), config.durationMs);
+  let timer: NodeJS.Timeout | undefined;
+  if (end !== undefined) timer = setTimeout(function check(waited: boolean) {
+    if (end.complete || nowNs() > end.deadlineNs()) {
+      source.stop();
+      return;
+    }
+    if (!waited) log.info({ waitingFor: end.waitingFor, lagMs: Number(end.lagNs / 1_000_000n), upToMs: Number((end.deadlineNs() - nowNs()) / 1_000_000n) }, 'the window is over: waiting for its frames still on the way');
+    timer = setTimeout(check, END_CHECK_MS, true);
+  }, Number((end.endNs - nowNs()) / 1_000_000n), false);
+  else if (config.durationMs !== undefined && source.kind !== 'poll') timer = setTimeout(() => source.stop(), config.durationMs);
   const done = (async (): Promise<RecordSummary> => {
     await ended;
     if (timer !== undefined) clearTimeout(timer);

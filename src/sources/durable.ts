@@ -20,8 +20,12 @@
  *
  * A missing stream (a server that lost its store) is waited for: one
  * warning, a try every second; the ledger tells a new stream of the same
- * name from the old one (afterSeq). The window (start, and end when given)
- * is in stream store time.
+ * name from the old one (afterSeq). The window's start is in stream store
+ * time; its end, when given, is in frame time (window-end.ts): a frame that
+ * ended within the window is used however late it was stored, and the read
+ * ends once every host and sampler has a frame past the end, or at the
+ * first message stored after the deadline (or, caught up, once our clock is
+ * past it).
  *
  * The NATS side is a DurablePort (durable-nats.ts); tests drive the source
  * with a port of their own.
@@ -34,6 +38,7 @@ import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.
 import { FrameIntake } from './intake.js';
 import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
+import { WindowEnd } from './window-end.js';
 
 /** One delivered message, as the source needs it. */
 export interface DurableMessage {
@@ -113,9 +118,12 @@ export interface DurableOptions {
   readonly ledger: DurableLedger;
   /** host tokens to keep of what the filter delivers; undefined: all */
   readonly pick: ((token: string) => boolean) | undefined;
-  /** the window, unix ns of store time; end undefined = until stopped */
+  /** the window's start, unix ns of store time */
   readonly startNs: bigint;
+  /** the window's end, unix ns of frame time (a frame's end); undefined = until stopped */
   readonly endNs: bigint | undefined;
+  /** the rows' interval: the end's grace is two of them (window-end.ts) */
+  readonly intervalNs: bigint;
   /** the ledger held frames before this start (a restart) */
   readonly resuming: boolean;
   /** for logs */
@@ -126,8 +134,6 @@ const FETCH_MAX = 1000;
 const FETCH_EXPIRES_MS = 1000;
 /** how often a missing stream or an unreachable server is tried again */
 const RETRY_MS = 1000;
-/** store times are the server's clock: allow it to be this far behind ours before the window is over */
-const END_GRACE_NS = 500_000_000n;
 
 /** Why a batch is not acked, or undefined when it was received whole. */
 type Verdict = string | undefined;
@@ -146,12 +152,17 @@ export class DurableSource implements FrameSource {
   /** the delivery sequence the next message of this consumer must have */
   #nextDelivery = 1;
   #streamGone = false;
+  /** the window's end; undefined: until stopped */
+  readonly #end: WindowEnd | undefined;
+  /** store time of the message being handed over (undefined: one read back from the ledger) */
+  #arrivedNs: bigint | undefined;
 
   constructor(
     private readonly options: DurableOptions,
     private readonly log: Logger,
   ) {
     this.done = this.#state.done;
+    this.#end = options.endNs === undefined ? undefined : new WindowEnd(options.endNs, options.intervalNs);
     options.port.onDrop(() => this.#batch?.stop());
   }
 
@@ -164,7 +175,10 @@ export class DurableSource implements FrameSource {
     const o = this.options;
     let intake: FrameIntake;
     try {
-      intake = new FrameIntake(await o.port.descriptors(() => this.#state.stopped), this.skipped, onFrame, this.log);
+      const end = this.#end;
+      // a frame past the window's end is read (it tells that its host and sampler are done) but not used
+      const handler: FrameHandler = end === undefined ? onFrame : (f, data) => (end.admit(f.host, f.sampler, f.endNs, this.#arrivedNs) ? onFrame(f, data) : undefined);
+      intake = new FrameIntake(await o.port.descriptors(() => this.#state.stopped), this.skipped, handler, this.log);
       const held = await o.ledger.replayHeld(async (subject, data) => {
         const wait = intake.take(subject, data);
         if (wait !== undefined) await wait;
@@ -235,7 +249,8 @@ export class DurableSource implements FrameSource {
 
   /** One fetched batch, each new message kept and handed on; says whether to ack it and whether the window ended. */
   async #batchOnce(from: OpenedConsumer, intake: FrameIntake): Promise<{ verdict: Verdict; last: DurableMessage | undefined; ended: boolean }> {
-    const { port, ledger, pick, startNs, endNs } = this.options;
+    const { port, ledger, pick, startNs } = this.options;
+    const end = this.#end;
     const dropsBefore = port.drops();
     // ledger sequence = the base + stream sequence (the consumer reads the base's stream)
     const base = ledger.base;
@@ -252,7 +267,7 @@ export class DurableSource implements FrameSource {
         }
         this.#nextDelivery++;
         const timeNs = BigInt(m.timestampNanos);
-        if (endNs !== undefined && timeNs > endNs) {
+        if (end !== undefined && timeNs > end.deadlineNs()) {
           ended = true;
           break;
         }
@@ -265,9 +280,14 @@ export class DurableSource implements FrameSource {
         // the fleet filter delivers every host: keep the selected ones
         if (pick !== undefined && !pick(subjectHostToken(m.subject))) continue;
         ledger.keep({ seq, timeNs, subject: m.subject, data: m.data });
+        this.#arrivedNs = timeNs;
         const wait = intake.take(m.subject, m.data);
         if (wait !== undefined) await wait;
         if (this.#state.stopped) break;
+        if (end?.complete === true) {
+          ended = true;
+          break;
+        }
       }
     } catch (error) {
       if (error instanceof RezolusError) throw error;
@@ -280,7 +300,10 @@ export class DurableSource implements FrameSource {
   }
 
   async #pull(intake: FrameIntake): Promise<void> {
-    const { ledger, endNs } = this.options;
+    const { ledger } = this.options;
+    const end = this.#end;
+    // what the ledger held may already close the window (a restart after the end)
+    if (end?.complete === true) return;
     while (!this.#state.stopped) {
       const from = this.#consumer;
       // undefined: stopped while waiting for the stream
@@ -294,7 +317,7 @@ export class DurableSource implements FrameSource {
         if (!(await this.#recreate(verdict))) return;
         continue;
       }
-      if (endNs !== undefined && BigInt(Date.now()) * 1_000_000n > endNs + END_GRACE_NS && (last === undefined || last.pending === 0)) {
+      if (end !== undefined && BigInt(Date.now()) * 1_000_000n > end.deadlineNs() && (last === undefined || last.pending === 0)) {
         // past the end and caught up, unless the server holds more (it may have been away)
         if ((await from.pending()) === 0) return;
       }

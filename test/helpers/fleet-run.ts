@@ -11,6 +11,7 @@
  * of fleet-audit.ts. Used by test/bench/fleet.ts and
  * test/e2e/fleet-scale.test.ts.
  */
+import { MAX_LAG_WAIT_NS } from '../../src/sources/window-end.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -365,12 +366,19 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
         const p = await parquetMissing(recordOut, samplers, o.hosts, ticks);
         // frames it used = the schedule's less the missing, plus any taken twice; spooled = every message the durable consumer delivered
         const repeats = (s.spooledFrames ?? Number.NaN) - s.frames;
-        // frames the load published after the recorder's window had closed (a lagging load) are not its loss
-        // (the window starts about when it logs "recording")
+        // the window's end is in frame time (src/sources/window-end.ts): frames of it that a lagging load
+        // published after the end are recorded; only those published after the longest wait for them
+        // (the end + 2 s + 2 min of lateness) are not its loss. The window starts about when it logs "recording".
         const windowEnd = Number(recorder.logged('recording')?.time ?? recordStart) + recordSeconds * 1000;
         let late = 0;
-        for (const row of publishMs.values()) for (const p of row) if (p > windowEnd) late += samplers.length;
-        tallies.recorder = { lost: p.missing - late, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window closed, not counted as lost; recorded ${s.frames} frames of ${String(s.spooledFrames)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
+        let beyond = 0;
+        for (const row of publishMs.values()) {
+          for (const p of row) {
+            if (p > windowEnd) late += samplers.length;
+            if (p > windowEnd + 2000 + Number(MAX_LAG_WAIT_NS / 1_000_000n)) beyond += samplers.length;
+          }
+        }
+        tallies.recorder = { lost: p.missing - beyond, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window's end (${beyond} after the longest wait, not counted as lost); recorded ${s.frames} frames of ${String(s.spooledFrames)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
       }
     }
 

@@ -19,12 +19,22 @@ const lookup: DescriptorLookup = {
   resolve: (hash): Promise<Descriptor | undefined> => Promise.resolve(hash === DESCRIPTOR.hash ? DESCRIPTOR.descriptor : undefined),
 };
 
-/** One delivery the port plays: a stream seq with the delivery seq the consumer gives it; `drop` breaks the connection after it. */
+/**
+ * One delivery the port plays: a stream seq with the delivery seq the consumer gives it; `drop` breaks the connection
+ * after it. The message is the frame `seq` of `host` (HOST), which ended at `seq` seconds (frames.ts), and was
+ * stored `lateS` seconds after that.
+ */
 interface Delivery {
   readonly seq: number;
   readonly delivery: number;
   readonly drop?: boolean;
+  readonly host?: string;
+  /** frame seq when it differs from the stream seq (another host's frames) */
+  readonly frame?: number;
+  readonly lateS?: number;
 }
+
+const S = 1_000_000_000;
 
 class ScriptedPort implements DurablePort {
   /** per consumer opened: its batches */
@@ -56,8 +66,10 @@ class ScriptedPort implements DurablePort {
           async *[Symbol.asyncIterator](): AsyncGenerator<DurableMessage> {
             for (const d of deliveries) {
               if (stopped) return;
-              const f = frameOf(HOST, d.seq);
-              yield { subject: f.subject, data: f.data, deliverySequence: d.delivery, streamSequence: d.seq, timestampNanos: d.seq * 1000, pending: 0, ack: () => void port.acked.push(d.seq) };
+              const frame = d.frame ?? d.seq;
+              const f = frameOf(d.host ?? HOST, frame);
+              const stored = frame * S + 1 + (d.lateS ?? 0) * S;
+              yield { subject: f.subject, data: f.data, deliverySequence: d.delivery, streamSequence: d.seq, timestampNanos: stored, pending: 0, ack: () => void port.acked.push(d.seq) };
               if (d.drop === true) port.drop();
             }
           },
@@ -125,17 +137,20 @@ class MemoryLedger implements DurableLedger {
   }
 }
 
-/** Runs a source to the end of its window (stream seq 10, store time 10 000 ns) and returns the seqs handed on. */
-async function run(port: ScriptedPort, ledger: MemoryLedger, resuming = false): Promise<number[]> {
-  const source = new DurableSource({ port, ledger, pick: undefined, startNs: 0n, endNs: 10_000n, resuming, stream: 'S' }, silentLogger());
-  const used: number[] = [];
-  await source.start((f) => void used.push(f.seq));
+/** the window's end: frame 10 ends in it, 11 after it (frames.ts) */
+const END_NS = 10n * BigInt(S) + 1n;
+
+/** Runs a source to the end of its window and returns the frames handed on, as seqs (host h1) or `host:seq`. */
+async function run(port: ScriptedPort, ledger: MemoryLedger, resuming = false): Promise<(number | string)[]> {
+  const source = new DurableSource({ port, ledger, pick: undefined, startNs: 0n, endNs: END_NS, intervalNs: BigInt(S), resuming, stream: 'S' }, silentLogger());
+  const used: (number | string)[] = [];
+  await source.start((f) => void used.push(f.host === HOST ? f.seq : `${f.host}:${f.seq}`));
   await source.done;
   return used;
 }
 
 const deliveries = (seqs: number[], firstDelivery = 1): Delivery[] => seqs.map((seq, i) => ({ seq, delivery: firstDelivery + i }));
-/** the message past the window's end that ends the source */
+/** the frame past the window's end that ends the source: its host and sampler are done, and no other was seen */
 const END = (delivery: number): Delivery => ({ seq: 11, delivery });
 
 test('a batch received whole is committed, then acked once at its last message', async (t) => {
@@ -143,9 +158,9 @@ test('a batch received whole is committed, then acked once at its last message',
   const ledger = new MemoryLedger();
   const used = await run(port, ledger);
   t.deepEqual(used, [1, 2, 3, 4, 5]);
-  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5]);
-  t.deepEqual(port.acked, [3, 5], 'each batch acked once, at its last message in the window');
-  t.deepEqual(ledger.commits, [3, 5], 'a commit before every ack');
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 11], 'the frame past the end is kept too (it closed the window)');
+  t.deepEqual(port.acked, [3, 11], 'each batch acked once, at its last message read');
+  t.deepEqual(ledger.commits, [3, 6], 'a commit before every ack');
   t.is(port.opened.length, 1);
 });
 
@@ -157,7 +172,7 @@ test('a gap in the delivery sequence: nothing of that batch is acked, and the co
   const ledger = new MemoryLedger();
   const used = await run(port, ledger);
   t.deepEqual(used, [1, 2, 3, 4, 5, 6], 'every frame once, in order');
-  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6, 11]);
   t.deepEqual(port.opened.map((o) => o.afterSeq), [0, 2], 'recreated after the last seq kept');
   t.false(port.acked.includes(2), 'the broken batch was not acked (an ack-all at 2 is harmless, but at 4 would have acked the lost 3)');
   t.deepEqual(ledger.commits[0], 2, 'what was kept is still committed');
@@ -171,7 +186,7 @@ test('a connection drop during a batch: not acked, consumer recreated, redeliver
   const ledger = new MemoryLedger();
   const used = await run(port, ledger);
   t.deepEqual(used, [1, 2, 3, 4]);
-  t.deepEqual(ledger.kept, [1, 2, 3, 4], 'nothing kept twice');
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 11], 'nothing kept twice');
   t.is(port.opened.length, 2);
   t.false(port.acked.includes(2) || port.acked.includes(3), 'the batch broken by the drop was not acked');
 });
@@ -182,5 +197,43 @@ test('a restart feeds what the ledger holds first, through the same order guard,
   const used = await run(port, ledger, true);
   t.deepEqual(used, [1, 2, 3, 4, 5], 'held frames, then the new ones');
   t.deepEqual(port.opened, [{ afterSeq: 3, ignoreAckFloor: false, resuming: true }]);
-  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 11]);
+});
+
+test('a frame of the window stored after its end (a fleet behind) is used; one that ended after it is not', async (t) => {
+  // h1's frames are stored 5 s late, h2's on time (store times go up, as in a stream): a cut at the end's store
+  // time (10 s) lost h1's frames 6 to 10
+  const h1 = (seq: number, frame: number): Delivery => ({ seq, delivery: seq, frame, lateS: 5 });
+  const h2 = (seq: number, frame: number): Delivery => ({ seq, delivery: seq, frame, host: 'h2' });
+  const port = new ScriptedPort(() => [
+    [h1(1, 4), h2(2, 9), h1(3, 5), h2(4, 10), h1(5, 6), h2(6, 11)],
+    [h1(7, 7), h1(8, 8), h1(9, 9), h1(10, 10)],
+    [h1(11, 11), h1(12, 12)],
+  ]);
+  const ledger = new MemoryLedger();
+  const used = await run(port, ledger);
+  t.deepEqual(used, [4, 'h2:9', 5, 'h2:10', 6, 7, 8, 9, 10], 'frames ended within the window, however late stored');
+  t.deepEqual(port.acked, [6, 10, 11], "the read ended at h1's first frame past the end: every host and sampler seen is done");
+});
+
+test('a host that sends nothing past the end is waited for until the deadline, in store time', async (t) => {
+  // h2 stops within the window; h1 goes on. The deadline: the end (10 s) + 2 intervals of 1 s + the lateness seen
+  // (h2's last frame, 3 s) = 15 s; h1's frame 15, stored at 16 s, is past it
+  const port = new ScriptedPort(() => [
+    [
+      { seq: 1, delivery: 1, host: 'h2', frame: 9 },
+      { seq: 2, delivery: 2, frame: 10, lateS: 1 },
+      { seq: 3, delivery: 3, frame: 11, lateS: 1 },
+      { seq: 4, delivery: 4, host: 'h2', frame: 10, lateS: 3 },
+      { seq: 5, delivery: 5, frame: 12, lateS: 1 },
+      { seq: 6, delivery: 6, frame: 13, lateS: 1 },
+      { seq: 7, delivery: 7, frame: 14, lateS: 1 },
+      { seq: 8, delivery: 8, frame: 15, lateS: 1 },
+    ],
+  ]);
+  const ledger = new MemoryLedger();
+  const used = await run(port, ledger);
+  t.deepEqual(used, ['h2:9', 10, 'h2:10'], "h2's last frame, stored 3 s after the end, is still in");
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6, 7], 'the message stored after the deadline is not kept');
+  t.deepEqual(port.acked, [7]);
 });

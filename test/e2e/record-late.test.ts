@@ -1,0 +1,107 @@
+/**
+ * A recording of a fleet that is behind: every frame reaches the bus LAG
+ * after it ended (an overloaded server, agents working off their buffers).
+ * A recording for D must still hold the rows up to the end of its window:
+ * cut when the clock reached the end, it lost the window's last LAG, and
+ * the fleet benchmark at 500 hosts lost the last ~12 of its ticks so.
+ * Both bus recorders: live (`record --duration`) and durable.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT } from '../../scripts/gen-docs.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { Duck } from '../helpers/duckdb.js';
+import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { rezolusArgv } from '../helpers/rezolus-cli.js';
+import { SimFleet } from '../helpers/sim-fleet.js';
+
+const PERIOD_MS = 100;
+const PERIOD_NS = BigInt(PERIOD_MS) * 1_000_000n;
+const LAG_MS = 3000;
+const DURATION_MS = 3000;
+const INTERVAL_NS = 500_000_000n;
+const HOSTS = 3;
+
+let server: TestNats;
+let fleet: SimFleet;
+let dir: string;
+let publisher: NodeJS.Timeout | undefined;
+
+test.before(async () => {
+  server = await startTestNats();
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-record-late-'));
+  const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'sim', natsUrl: server.url });
+  const now = BigInt(Date.now()) * 1_000_000n;
+  fleet = await SimFleet.start({ natsUrl: server.url, hosts: HOSTS, agent, samplers: ['cpu_usage'], startNs: now - (now % PERIOD_NS), periodNs: PERIOD_NS });
+  // tick t (ended at start + t periods) is published LAG after it ended
+  let tick = 0;
+  let busy = false;
+  publisher = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    void (async () => {
+      const due = Number((BigInt(Date.now() - LAG_MS) * 1_000_000n - fleet.startNs) / PERIOD_NS);
+      while (tick < due) await fleet.publishTick(++tick);
+    })().finally(() => (busy = false));
+  }, PERIOD_MS / 4);
+});
+
+test.after.always(async () => {
+  if (publisher !== undefined) clearInterval(publisher);
+  await fleet?.close();
+  await server?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Recorded {
+  readonly code: number | null;
+  readonly stderr: string;
+  /** the recorder's clock when it logged that it began recording, unix ns */
+  readonly startedNs: bigint;
+}
+
+async function record(args: readonly string[]): Promise<Recorded> {
+  const child = spawn(process.execPath, rezolusArgv('record', '--nats', server.url, '--log-level', 'info', ...args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  const line = stderr.split('\n').find((l) => l.includes('"msg":"recording"'));
+  if (line === undefined) throw new Error(`no "recording" line: ${stderr}`);
+  return { code, stderr, startedNs: BigInt((JSON.parse(line) as { time: number }).time) * 1_000_000n };
+}
+
+/** Each host's row times, in order. */
+async function rowTimes(path: string): Promise<Map<string, bigint[]>> {
+  const rows = await (await Duck.open()).rows(`SELECT host, timestamp FROM read_parquet('${path}') ORDER BY host, timestamp`);
+  const byHost = new Map<string, bigint[]>();
+  for (const r of rows) {
+    const host = r.host as string;
+    byHost.set(host, [...(byHost.get(host) ?? []), r.timestamp as bigint]);
+  }
+  return byHost;
+}
+
+for (const mode of ['live', 'durable'] as const) {
+  test(`record (${mode}) of a fleet ${LAG_MS} ms behind holds the rows up to the end of its window, one per interval, none after`, async (t) => {
+    const out = join(dir, `${mode}.parquet`);
+    const durable = mode === 'durable' ? ['--durable', 'late'] : [];
+    const r = await record([...durable, '--hosts', 'sim-*', '--interval', '500ms', '--duration', `${DURATION_MS}ms`, '-o', out]);
+    t.is(r.code, 0, r.stderr);
+    const endNs = r.startedNs + BigInt(DURATION_MS) * 1_000_000n;
+    const times = await rowTimes(out);
+    t.is(times.size, HOSTS, 'every host recorded');
+    for (const [host, ts] of times) {
+      const last = ts.at(-1) as bigint;
+      // the last row is the one that holds the last frame ended within the window: stamped at or after the end
+      // rounded down to a row, and no later than the next row after the end
+      t.true(last >= endNs - INTERVAL_NS, `${host}: the last row ${Number(endNs - last) / 1e6} ms before the window's end (${ts.length} rows)`);
+      t.true(last <= endNs + INTERVAL_NS, `${host}: a row ${Number(last - endNs) / 1e6} ms after the window's end`);
+      const gaps = ts.slice(1).filter((x, i) => x - (ts[i] as bigint) !== INTERVAL_NS);
+      t.deepEqual(gaps, [], `${host}: one row per interval`);
+    }
+  });
+}
