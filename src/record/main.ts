@@ -38,7 +38,7 @@ export async function runRecord(config: RecordConfig, log: Logger): Promise<Runn
   const replay = config.replay;
   const source: FrameSource = replay === undefined
     ? new LiveSource({ bus: link, hosts: config.hosts }, log)
-    : new ReplaySource({ bus: link, stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs }, log);
+    : new ReplaySource({ bus: link, stream: replay.stream, hosts: config.hosts, sinceNs: replay.sinceNs, untilNs: replay.untilNs, endInFrameTime: { intervalNs: BigInt(config.intervalMs) * 1_000_000n } }, log);
   if (replay === undefined) log.info({ hosts: config.hosts, subjects: (source as LiveSource).subjects, output: config.output }, 'recording');
   else log.info({ hosts: config.hosts, stream: replay.stream, output: config.output }, 'replaying');
   return recordFrom(source, { link, owned, stream: replay?.stream ?? DEFAULT_STREAM }, config, log, () => undefined);

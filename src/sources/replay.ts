@@ -15,6 +15,7 @@ import { FrameIntake } from './intake.js';
 import { linkFor, type BusLink, type BusRef } from './link.js';
 import { RunState } from './run-state.js';
 import { SourceStopped, type FrameHandler, type FrameSource } from './source.js';
+import { WindowEnd } from './window-end.js';
 
 export interface ReplayOptions {
   readonly bus: BusRef;
@@ -23,8 +24,16 @@ export interface ReplayOptions {
   readonly hosts: string;
   /** unix ns, inclusive */
   readonly sinceNs: bigint;
-  /** unix ns, inclusive; frames stored later end the replay */
+  /** unix ns, inclusive; frames stored later end the replay (unless `endInFrameTime`) */
   readonly untilNs: bigint;
+  /**
+   * The end in frame time instead (window-end.ts, as a recording's): frames that ended by `untilNs` are
+   * used however late they were stored, and the read goes on past it until every host and sampler has a
+   * frame after it, or the deadline (two row intervals of `intervalNs`, at least 2 s, plus the lateness
+   * seen), or the stream's head. For a recording of a past window; a view that goes on live from the
+   * head does not want it.
+   */
+  readonly endInFrameTime?: { readonly intervalNs: bigint } | undefined;
 }
 
 export class ReplaySource implements FrameSource {
@@ -35,12 +44,22 @@ export class ReplaySource implements FrameSource {
   read = 0;
   readonly #state = new RunState();
   #messages: ConsumerMessages | undefined;
+  readonly #end: WindowEnd | undefined;
+  /** store time of the message being handed over */
+  #arrivedNs: bigint | undefined;
 
   constructor(
     private readonly options: ReplayOptions,
     private readonly log: Logger,
   ) {
     this.done = this.#state.done;
+    const e = options.endInFrameTime;
+    this.#end = e === undefined ? undefined : new WindowEnd(options.untilNs, e.intervalNs);
+  }
+
+  /** The handler behind the window's end: a frame that ended after it is read (its host and sampler are done) but not used. */
+  #admitting(end: WindowEnd, onFrame: FrameHandler): FrameHandler {
+    return (f, data) => (end.admit(f.host, f.sampler, f.endNs, this.#arrivedNs) ? onFrame(f, data) : undefined);
   }
 
   /** Refuses a window older than what the stream keeps (LOOKBACK), then reads it in the background. */
@@ -52,7 +71,7 @@ export class ReplaySource implements FrameSource {
       await checkLookback(opened.link.nc, this.options.stream, this.options.sinceNs, BigInt(Date.now()) * 1_000_000n);
       const cache = await opened.link.descriptors();
       if (this.#state.stopped) throw new SourceStopped();
-      const intake = new FrameIntake(cache, this.skipped, onFrame, this.log);
+      const intake = new FrameIntake(cache, this.skipped, this.#end === undefined ? onFrame : this.#admitting(this.#end, onFrame), this.log);
       this.#state.started(this.#run(opened.link, opened.owned, intake));
     } catch (error) {
       if (opened?.owned === true) await opened.link.close();
@@ -91,14 +110,17 @@ export class ReplaySource implements FrameSource {
       this.#messages = messages;
       try {
         if (this.#state.stopped) return;
+        const end = this.#end;
         for await (const m of messages) {
-          if (this.#state.stopped || m.info.timestampNanos > w.untilNs) break;
+          const storedNs = BigInt(m.info.timestampNanos);
+          if (this.#state.stopped || storedNs > (end === undefined ? w.untilNs : end.deadlineNs())) break;
           this.read++;
           if (pick === undefined || pick(subjectHostToken(m.subject))) {
+            this.#arrivedNs = storedNs;
             const wait = intake.take(m.subject, m.data);
             if (wait !== undefined) await wait;
           }
-          if (m.info.pending === 0) break;
+          if (m.info.pending === 0 || end?.complete === true) break;
         }
       } finally {
         await messages.close();

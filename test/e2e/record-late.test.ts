@@ -4,7 +4,8 @@
  * A recording for D must still hold the rows up to the end of its window:
  * cut when the clock reached the end, it lost the window's last LAG, and
  * the fleet benchmark at 500 hosts lost the last ~12 of its ticks so.
- * Both bus recorders: live (`record --duration`) and durable.
+ * The bus recorders: live (`record --duration`), durable, and a past
+ * window (`--since`/`--until`).
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
@@ -18,6 +19,7 @@ import { Duck } from '../helpers/duckdb.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
+import { until } from '../helpers/until.js';
 
 const PERIOD_MS = 100;
 const PERIOD_NS = BigInt(PERIOD_MS) * 1_000_000n;
@@ -64,13 +66,13 @@ interface Recorded {
   readonly startedNs: bigint;
 }
 
-async function record(args: readonly string[]): Promise<Recorded> {
+async function record(args: readonly string[], begins = 'recording'): Promise<Recorded> {
   const child = spawn(process.execPath, rezolusArgv('record', '--nats', server.url, '--log-level', 'info', ...args), { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  const line = stderr.split('\n').find((l) => l.includes('"msg":"recording"'));
-  if (line === undefined) throw new Error(`no "recording" line: ${stderr}`);
+  const line = stderr.split('\n').find((l) => l.includes(`"msg":"${begins}"`));
+  if (line === undefined) throw new Error(`no "${begins}" line: ${stderr}`);
   return { code, stderr, startedNs: BigInt((JSON.parse(line) as { time: number }).time) * 1_000_000n };
 }
 
@@ -105,3 +107,24 @@ for (const mode of ['live', 'durable'] as const) {
     }
   });
 }
+
+test(`record --since/--until of a past window, while the fleet was ${LAG_MS} ms behind, holds its rows up to --until`, async (t) => {
+  // a window of frames the fleet made, the first of them 500 ms after it began
+  const sinceMs = Number(fleet.startNs / 1_000_000n) + 500;
+  const untilMs = sinceMs + 2000;
+  // the window's last frames reach the stream LAG after it: wait until they, and 1 s more of frames, are there
+  const lastTick = Number((BigInt(untilMs + 1000) * 1_000_000n - fleet.startNs) / PERIOD_NS);
+  t.true(await until(() => fleet.lastTick(HOSTS - 1) >= lastTick, 60_000), 'the fleet published the window');
+  const out = join(dir, 'past.parquet');
+  const iso = (ms: number): string => new Date(ms).toISOString();
+  const r = await record(['--since', iso(sinceMs), '--until', iso(untilMs), '--hosts', 'sim-*', '--interval', '500ms', '-o', out], 'replaying');
+  t.is(r.code, 0, r.stderr);
+  const endNs = BigInt(untilMs) * 1_000_000n;
+  const times = await rowTimes(out);
+  t.is(times.size, HOSTS, 'every host recorded');
+  for (const [host, ts] of times) {
+    const last = ts.at(-1) as bigint;
+    t.true(last >= endNs - INTERVAL_NS, `${host}: the last row ${Number(endNs - last) / 1e6} ms before --until (${ts.length} rows)`);
+    t.true(last <= endNs + INTERVAL_NS, `${host}: a row ${Number(last - endNs) / 1e6} ms after --until`);
+  }
+});
