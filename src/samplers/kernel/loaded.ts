@@ -9,7 +9,8 @@ let sorted: readonly (readonly [string, BpfObject])[] = [];
 let version = 0;
 
 function changed(): void {
-  sorted = [...loaded.entries()].sort(([a], [b]) => a.localeCompare(b));
+  // by code unit, not localeCompare: sampler names are ASCII, and a collator pages in ~3 MiB of ICU data
+  sorted = [...loaded.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   version++;
 }
 
