@@ -1,5 +1,5 @@
-import { join } from 'node:path';
 import { keepBelowFd, OpenFiles, ownSoftOpenFilesLimit } from './open-files.js';
+import { PathCache } from './path-cache.js';
 import { fileSystemType, readPseudoFile } from './pseudo-file.js';
 import { SamplerUnsupportedError } from './types.js';
 
@@ -11,6 +11,7 @@ const SYSFS_MAGIC = 0x62656572;
 const kept = new OpenFiles(64, keepBelowFd(ownSoftOpenFilesLimit()));
 /** root -> whether it is a real procfs or sysfs (a fixture root is not: its files may be replaced) */
 const pseudoRoots = new Map<string, boolean>();
+const paths = new PathCache();
 
 function isPseudoRoot(root: string): boolean {
   let pseudo = pseudoRoots.get(root);
@@ -30,7 +31,7 @@ function isPseudoRoot(root: string): boolean {
  * is closed and the path opened again.
  */
 export async function readText(root: string, relative: string): Promise<string> {
-  const path = join(root, relative);
+  const path = paths.join(root, relative);
   return isPseudoRoot(root) ? kept.read(path) : readPseudoFile(path);
 }
 

@@ -7,7 +7,7 @@
  */
 import type { Counter } from '../../metrics/u64.js';
 import { parseU64 } from '../../metrics/u64.js';
-import { isFieldSeparator, splitFields } from '../fields.js';
+import { splitFields } from '../fields.js';
 
 /**
  * cgroup v1 prints an unset limit as a huge page-aligned number
@@ -83,44 +83,50 @@ export interface KnownKeys {
  * their lines are not split: v1 memory.stat has ~70 lines of which two are
  * used. Values are kept as printed (v1 limits >= 2^62 stay bigint: see
  * isUnlimited).
+ *
+ * The lines are found with regular expressions, not a loop over the text's
+ * characters: a regular expression runs as native code in every tier of V8,
+ * and the agent at 1 Hz runs its JavaScript in the interpreter
+ * (agent/v8-flags.ts), where the loop cost ~15 µs a memory.stat. Fields are
+ * split on spaces, tabs and CRs as splitFields does; lines on '\n' only.
+ * A line with one field is skipped whatever its key (a known key without a
+ * value, or a key with no value); a known key's line is split and must be
+ * `key u64`, the first such line of a key wins, and later ones are skipped.
  */
 export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys {
   const values = new Array<Counter | undefined>(keys.length).fill(undefined);
-  let skipped = 0;
-  const n = text.length;
-  let pos = 0;
-  while (pos < n) {
-    let end = text.indexOf('\n', pos);
-    if (end === -1) end = n;
-    let from = pos;
-    pos = end + 1;
-    while (from < end && isFieldSeparator(text.charCodeAt(from))) from++;
-    if (from === end) continue; // a blank line
-    let to = from;
-    while (to < end && !isFieldSeparator(text.charCodeAt(to))) to++;
-    const i = keyAt(text, from, to, keys);
-    if (i === -1) {
-      let rest = to;
-      while (rest < end && isFieldSeparator(text.charCodeAt(rest))) rest++;
-      if (rest === end) skipped++; // a key with no value
-      continue;
+  let skipped = text.match(SINGLE_FIELD_LINE)?.length ?? 0;
+  for (let i = 0; i < keys.length; i++) {
+    // a key asked for twice is read at its first place
+    if (keys.indexOf(keys[i] as string) !== i) continue;
+    const re = keyLine(keys[i] as string);
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const from = text.charCodeAt(m.index) === 10 ? m.index + 1 : m.index;
+      let end = text.indexOf('\n', from);
+      if (end === -1) end = text.length;
+      const fields = splitFields(text.slice(from, end));
+      if (fields.length === 1) continue; // counted with the single-field lines
+      const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
+      if (v === undefined || values[i] !== undefined) skipped++;
+      else values[i] = v;
     }
-    const fields = splitFields(text.slice(from, end));
-    const v = fields.length === 2 ? parseU64(fields[1]!) : undefined;
-    if (v === undefined || values[i] !== undefined) skipped++;
-    else values[i] = v;
   }
   return { values, skipped };
 }
 
-/** The index in `keys` of text[from, to), or -1; no substring is made. */
-function keyAt(text: string, from: number, to: number, keys: readonly string[]): number {
-  const length = to - from;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i]!;
-    if (k.length === length && text.startsWith(k, from)) return i;
+/** A line of exactly one field (separators around it allowed); not multiline mode, which would end lines at '\r' too. */
+const SINGLE_FIELD_LINE = /(?:^|\n)[ \t\r]*[^ \t\r\n]+[ \t\r]*(?=\n|$)/g;
+const keyLines = new Map<string, RegExp>();
+
+/** The start of every line whose first field is `key`. */
+function keyLine(key: string): RegExp {
+  let re = keyLines.get(key);
+  if (re === undefined) {
+    re = new RegExp(`(?:^|\\n)[ \\t\\r]*${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=[ \\t\\r\\n]|$)`, 'g');
+    keyLines.set(key, re);
   }
-  return -1;
+  return re;
 }
 
 /** A device number `major:minor`; undefined when malformed. */

@@ -3,7 +3,7 @@
  * (v1 or v2, see mounts.ts). A file that is missing or malformed leaves its
  * figures out ("missing beats wrong"); malformed lines are counted.
  */
-import { join } from 'node:path';
+import { PathCache } from '../path-cache.js';
 import type { Counter } from '../../metrics/u64.js';
 import { readPseudoFile } from '../read.js';
 import type { Sources } from './mounts.js';
@@ -12,6 +12,7 @@ import { parseBlkioV1, parseCfsQuota, parseCpuacctUsage, parseCpuStatV1 } from '
 import { parseCpuMax, parseCpuStatV2, parseIoStatV2, parsePressure } from './parse-v2.js';
 
 export const PSI_RESOURCES = ['cpu', 'memory', 'io'] as const;
+const PSI_FILES = { cpu: 'cpu.pressure', memory: 'memory.pressure', io: 'io.pressure' } as const;
 
 /** memory.stat's anonymous and file-backed bytes: v2 `anon`, `file`; v1 the hierarchical totals `total_rss`, `total_cache` */
 const MEMORY_STAT_V2_KEYS = ['anon', 'file'] as const;
@@ -50,6 +51,10 @@ export interface CgroupFigures {
   skipped: number;
 }
 
+/** cgroup directories and their files, joined once */
+const dirs = new PathCache();
+const files = new PathCache();
+
 /** Reads a file as text, throwing as open(2) or read(2) do (readPseudoFile, or OpenFiles.read). */
 export type ReadFile = (path: string) => string;
 
@@ -68,7 +73,7 @@ export function readCgroup(
   /** A cgroupfs file as text, or undefined when it cannot be read. */
   const text = (dir: string, file: string): string | undefined => {
     try {
-      return read(`${dir}/${file}`);
+      return read(files.join(dir, file));
     } catch {
       return undefined;
     }
@@ -76,7 +81,7 @@ export function readCgroup(
   const f: CgroupFigures = { pressure: new Map(), io: new Map(), skipped: 0 };
   const at = (c: Parameters<Sources['byController']['get']>[0]): { dir: string; v2: boolean } | undefined => {
     const m = sources.byController.get(c);
-    return m === undefined || !inTree(m.path, path) ? undefined : { dir: join(m.path, path), v2: m.version === 2 };
+    return m === undefined || !inTree(m.path, path) ? undefined : { dir: dirs.join(m.path, path), v2: m.version === 2 };
   };
 
   const usage = at('cpuacct');
@@ -199,9 +204,9 @@ export function readCgroup(
   }
 
   if (sources.unified !== undefined && inTree(sources.unified.path, path)) {
-    const dir = join(sources.unified.path, path);
+    const dir = dirs.join(sources.unified.path, path);
     for (const resource of PSI_RESOURCES) {
-      const t = text(dir, `${resource}.pressure`);
+      const t = text(dir, PSI_FILES[resource]);
       if (t === undefined) continue;
       const p = parsePressure(t);
       f.pressure.set(resource, { ...(p.some !== undefined ? { some: p.some } : {}), ...(p.full !== undefined ? { full: p.full } : {}) });
