@@ -1,4 +1,9 @@
-import { main } from './main.js';
+// Before anything else loads: `rezolus agent` runs without TurboFan at 1 Hz, and flags set
+// once the CLI's modules are loaded come after their start-up was optimised (agent/v8-flags.ts).
+import { applyEarlyAgentV8Flags } from '../agent/v8-flags.js';
+
+applyEarlyAgentV8Flags(process.argv.slice(2), process.env);
+const { main } = await import('./main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {
