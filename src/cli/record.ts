@@ -172,7 +172,12 @@ async function tellTheEnd(summary: RecordSummary, p: Plan, nats: { url: string; 
   const skipped = anySkipped ? `; ${skippedText(summary.skipped)}` : '';
   // an agent URL is one agent, whatever its host: no host names to mention
   const of = p.url === undefined ? ` of hosts "${p.hosts}"` : '';
-  const noFrames = `no frames${of} ${source}${command === undefined ? '' : ' in that time'}${seen}${skipped}`;
+  // frames that came but ended outside the window (a clock off, or a window longer ago than its frames)
+  const o = summary.outsideWindow;
+  const noFrames =
+    o === undefined
+      ? `no frames${of} ${source}${command === undefined ? '' : ' in that time'}${seen}${skipped}`
+      : `none of the ${plural(o.before + o.after, 'frame')}${of} that ${source} ended within the window (${o.before} at or before its start, ${o.after} after its end: a host's clock off, or a window its hosts did not record?)${skipped}`;
   // a command shorter than the agents' interval: that is the news, the frames that did not come follow from it
   const why = command === undefined ? noFrames : `${commandEndText(command)}, before the first row was recorded (${noFrames})`;
   process.stderr.write(`rezolus record: nothing recorded, ${p.output} not written: ${why}\n`);

@@ -9,9 +9,9 @@
  * (the rows come out as they would have), then the stream is read on from
  * just after them. The window (start, and end when a duration or --until
  * was given) is fixed in the spool header at the first start, so restarts do
- * not stretch it. The start is in stream store time; the end in frame time,
- * so the frames of the window's last seconds that a late fleet stores after
- * the end are still recorded (src/sources/window-end.ts).
+ * not stretch it. A window with an end is in frame time, so the frames of
+ * its last seconds that a late fleet stores after the end are still
+ * recorded, and adjacent windows share no frame (src/sources/window-end.ts).
  *
  * A server that lost its store comes back without the stream; the agent
  * creates it again, and its sequences start over at 1. The stream the source
@@ -39,7 +39,7 @@ import { ConfigError, RezolusError } from '../errors.js';
 import { lockFile } from '../files/lock.js';
 import { Spool } from '../spool/spool.js';
 import { epochFor, streamSeqAfter, type SpoolHeader } from '../spool/spool-format.js';
-import { DurableSource, type DurableLedger } from '../sources/durable.js';
+import { DurableSource, durableReadFromNs, type DurableLedger } from '../sources/durable.js';
 import { NatsDurablePort } from '../sources/durable-nats.js';
 import { BusLink } from '../sources/link.js';
 import { newWriter } from './writer.js';
@@ -97,7 +97,7 @@ function spoolLedger(spool: Spool, stream: string, log: Logger): DurableLedger {
       return streamSeqAfter(epoch, spool.maxSeq);
     },
     async replayHeld(each) {
-      const cut = await spool.replay((r) => each(r.subject, r.data));
+      const cut = await spool.replay((r) => each(r.subject, r.data, r.timeNs));
       if (cut !== undefined) {
         log.warn(
           { spool: spool.path, offset: cut.offset, bytes: cut.bytes, torn: cut.reason === 'short' ? 'runs past the end of the file' : 'fails its checksum, nothing good after it', spooledFrames: spool.frames },
@@ -143,15 +143,18 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
   const header = spool.header;
   const startNs = BigInt(header.startNs);
   const began = Date.now();
-  const port = new NatsDurablePort(link, { stream, name, filter, startNs }, log);
+  const endNs = header.endNs === null ? undefined : BigInt(header.endNs);
+  const intervalNs = BigInt(header.intervalMs) * 1_000_000n;
+  // a window with an end is read from a little before its start (frames of agents whose clock is ahead)
+  const port = new NatsDurablePort(link, { stream, name, filter, startNs: durableReadFromNs({ startNs, endNs, intervalNs }) }, log);
   const source = new DurableSource(
     {
       port,
       ledger: spoolLedger(spool, stream, log),
       pick,
       startNs,
-      endNs: header.endNs === null ? undefined : BigInt(header.endNs),
-      intervalNs: BigInt(header.intervalMs) * 1_000_000n,
+      endNs,
+      intervalNs,
       resuming: found !== undefined,
       stream,
     },
@@ -203,11 +206,11 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
       throw new RezolusError('WRITE_FAILED', `${message}; ${path} and consumer ${name} are kept: run the same command again to write the file`, { cause: error });
     }
     spool.markDone();
-    log.info({ output: s.output, frames: s.frames, spooledFrames: spool.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: source.recreated }, 'recorded');
+    log.info({ output: s.output, frames: s.frames, spooledFrames: spool.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: source.recreated, window: source.windowSummary() }, 'recorded');
     const hostsInStream = s.written ? undefined : await link.streamHosts(stream);
     await port.remove();
     spool.remove();
-    return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: source.skipped, rowStats: s.rowStats, hostsInStream };
+    return { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: source.skipped, rowStats: s.rowStats, hostsInStream, outsideWindow: outside(source.windowSummary()) };
   }
   return {
     done,
@@ -219,6 +222,11 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
       await done.catch(() => undefined);
     },
   };
+}
+
+/** The frames a window left out, when it left any. */
+export function outside(w: { readonly before: number; readonly after: number } | undefined): RecordSummary['outsideWindow'] {
+  return w === undefined || w.before + w.after === 0 ? undefined : { before: w.before, after: w.after };
 }
 
 /** The file is written and the spool says so: delete the consumer and the spool. */

@@ -18,7 +18,7 @@ import { PollSource } from '../sources/poll.js';
 import { ReplaySource } from '../sources/replay.js';
 import type { FrameSource } from '../sources/source.js';
 import { WindowEnd } from '../sources/window-end.js';
-import { runDurableRecord } from './durable.js';
+import { outside, runDurableRecord } from './durable.js';
 import { newWriter } from './writer.js';
 import { busUrl, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
@@ -61,8 +61,9 @@ interface RecordBus {
 /** Runs a source into a writer until the duration, stop(), or the end of the source. */
 async function recordFrom(source: FrameSource, bus: RecordBus | undefined, config: RecordConfig, log: Logger, pollError: () => string | undefined): Promise<RunningRecord> {
   const writer = newWriter(config, log, () => source.stop());
-  // a live recording for a duration ends in frame time: its last frames may come after the end (window-end.ts)
-  const end = source.kind === 'live' && config.durationMs !== undefined ? new WindowEnd(nowNs() + BigInt(config.durationMs) * 1_000_000n, BigInt(config.intervalMs) * 1_000_000n) : undefined;
+  // a live recording for a duration is a window in frame time: its last frames may come after the end (window-end.ts)
+  const startNs = nowNs();
+  const end = source.kind === 'live' && config.durationMs !== undefined ? new WindowEnd(startNs + BigInt(config.durationMs) * 1_000_000n, BigInt(config.intervalMs) * 1_000_000n, startNs) : undefined;
   try {
     await source.start(end === undefined ? (f, data) => writer.add(f, data) : (f, data) => (end.admit(f.host, f.sampler, f.endNs, nowNs()) ? writer.add(f, data) : undefined));
   } catch (error) {
@@ -75,11 +76,17 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
   // a poll source ends by itself once it holds the duration's rows (src/sources/poll-window.ts): a timer here could only cut it short
   let timer: NodeJS.Timeout | undefined;
   if (end !== undefined) timer = setTimeout(function check(waited: boolean) {
-    if (end.complete || nowNs() > end.deadlineNs()) {
+    const now = nowNs();
+    if (end.completeAt(now) || now > end.deadlineNs()) {
       source.stop();
       return;
     }
-    if (!waited) log.info({ waitingFor: end.waitingFor, lagMs: Number(end.lagNs / 1_000_000n), upToMs: Number((end.deadlineNs() - nowNs()) / 1_000_000n) }, 'the window is over: waiting for its frames still on the way');
+    if (!waited) {
+      log.info(
+        { waitingFor: end.waitingFor, examples: end.waitingPairs(5), lagMs: Number(end.lagNs / 1_000_000n), upToMs: Number((end.deadlineNs() - now) / 1_000_000n) },
+        end.waitingFor === 0 ? 'the window is over and no frame of it came: waiting for the late ones' : 'the window is over: waiting for its frames still on the way',
+      );
+    }
     timer = setTimeout(check, END_CHECK_MS, true);
   }, Number((end.endNs - nowNs()) / 1_000_000n), false);
   else if (config.durationMs !== undefined && source.kind !== 'poll') timer = setTimeout(() => source.stop(), config.durationMs);
@@ -89,7 +96,9 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
     try {
       const s = await writer.finish();
       const hostsInStream = s.written || bus === undefined ? undefined : await bus.link.streamHosts(bus.stream);
-      const summary: RecordSummary = { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: source.skipped, rowStats: s.rowStats, hostsInStream };
+      const window = end?.summary() ?? (source instanceof ReplaySource ? source.windowSummary() : undefined);
+      if (window !== undefined) log.info({ window }, 'the window in frame time: frames left out before its start and after its end, host.samplers with no frame past the end');
+      const summary: RecordSummary = { output: s.output, rows: s.rows, columns: s.columns, hosts: s.hosts, frames: s.frames, bytes: s.bytes, written: s.written, skipped: source.skipped, rowStats: s.rowStats, hostsInStream, outsideWindow: outside(window) };
       const lastPoll = pollError();
       return lastPoll === undefined ? summary : { ...summary, pollError: lastPoll };
     } finally {

@@ -60,6 +60,8 @@ export interface RecordSummary {
   readonly rowStats?: RowStats | undefined;
   /** recording from an agent's HTTP endpoint: why its last poll failed, when it did */
   readonly pollError?: string | undefined;
+  /** frames of the selected hosts that ended outside a window with an end (frame time, src/sources/window-end.ts) */
+  readonly outsideWindow?: { readonly before: number; readonly after: number } | undefined;
   /** when nothing was recorded from the bus: the hosts the stream has (to point at a typo) */
   readonly hostsInStream?: readonly string[] | undefined;
 }

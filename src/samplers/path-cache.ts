@@ -9,23 +9,33 @@ import { join } from 'node:path';
 
 export class PathCache {
   readonly #dirs = new Map<string, Map<string, string>>();
+  #entries = 0;
 
-  /** @param maxDirs directories kept before all are forgotten (cgroups come and go) */
-  constructor(private readonly maxDirs = 4096) {}
+  /** @param maxEntries paths kept before all are forgotten (cgroups come and go: their paths must not pile up) */
+  constructor(private readonly maxEntries = 16_384) {}
 
-  /** join(dir, name), the same string for the same arguments. */
+  /** join(dir, name), the same string for the same arguments while it is kept. */
   join(dir: string, name: string): string {
     let names = this.#dirs.get(dir);
+    let path = names?.get(name);
+    if (path !== undefined) return path;
+    if (this.#entries >= this.maxEntries) {
+      this.#dirs.clear();
+      this.#entries = 0;
+      names = undefined;
+    }
     if (names === undefined) {
-      if (this.#dirs.size >= this.maxDirs) this.#dirs.clear();
       names = new Map();
       this.#dirs.set(dir, names);
     }
-    let path = names.get(name);
-    if (path === undefined) {
-      path = join(dir, name);
-      names.set(name, path);
-    }
+    path = join(dir, name);
+    names.set(name, path);
+    this.#entries++;
     return path;
+  }
+
+  /** paths kept */
+  get size(): number {
+    return this.#entries;
   }
 }

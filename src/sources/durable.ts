@@ -20,12 +20,13 @@
  *
  * A missing stream (a server that lost its store) is waited for: one
  * warning, a try every second; the ledger tells a new stream of the same
- * name from the old one (afterSeq). The window's start is in stream store
- * time; its end, when given, is in frame time (window-end.ts): a frame that
- * ended within the window is used however late it was stored, and the read
- * ends once every host and sampler has a frame past the end, or at the
- * first message stored after the deadline (or, caught up, once our clock is
- * past it).
+ * name from the old one (afterSeq). A window without an end starts in
+ * stream store time. One with an end is in frame time (window-end.ts): a
+ * frame that ended within it is used however late it was stored, the read
+ * starts a little before the start (durableReadFromNs), and it ends once
+ * the end has passed and every host and sampler has a frame past it, or at
+ * the first message stored after the deadline (or, caught up, once our
+ * clock is past it).
  *
  * The NATS side is a DurablePort (durable-nats.ts); tests drive the source
  * with a port of their own.
@@ -106,7 +107,7 @@ export interface DurableLedger {
    * consumer starts after the ledger, not after its ack floor) and whether the ledger is finished
    * (its consumer read to the end before: nothing more is read).
    */
-  replayHeld(each: (subject: string, data: Uint8Array) => Promise<void>): Promise<{ readonly lostHeld: boolean; readonly finished: boolean }>;
+  replayHeld(each: (subject: string, data: Uint8Array, timeNs: bigint) => Promise<void>): Promise<{ readonly lostHeld: boolean; readonly finished: boolean }>;
   /** keeps a message of the window, before it is checked */
   keep(m: { readonly seq: number; readonly timeNs: bigint; readonly subject: string; readonly data: Uint8Array }): void;
   /** makes what was kept durable; the batch is acked only after it returns */
@@ -118,7 +119,7 @@ export interface DurableOptions {
   readonly ledger: DurableLedger;
   /** host tokens to keep of what the filter delivers; undefined: all */
   readonly pick: ((token: string) => boolean) | undefined;
-  /** the window's start, unix ns of store time */
+  /** the window's start, unix ns: store time the read begins at; with an end, frames must also have ended after it */
   readonly startNs: bigint;
   /** the window's end, unix ns of frame time (a frame's end); undefined = until stopped */
   readonly endNs: bigint | undefined;
@@ -134,6 +135,15 @@ const FETCH_MAX = 1000;
 const FETCH_EXPIRES_MS = 1000;
 /** how often a missing stream or an unreachable server is tried again */
 const RETRY_MS = 1000;
+
+/**
+ * Where a durable recording reads the stream from (store time): its start, or, when the window has an end
+ * (in frame time, window-end.ts), leadNs before it, for the frames of the window that an agent whose clock
+ * is ahead stored before the start.
+ */
+export function durableReadFromNs(o: { readonly startNs: bigint; readonly endNs: bigint | undefined; readonly intervalNs: bigint }): bigint {
+  return o.endNs === undefined ? o.startNs : o.startNs - new WindowEnd(o.endNs, o.intervalNs, o.startNs).leadNs;
+}
 
 /** Why a batch is not acked, or undefined when it was received whole. */
 type Verdict = string | undefined;
@@ -162,7 +172,7 @@ export class DurableSource implements FrameSource {
     private readonly log: Logger,
   ) {
     this.done = this.#state.done;
-    this.#end = options.endNs === undefined ? undefined : new WindowEnd(options.endNs, options.intervalNs);
+    this.#end = options.endNs === undefined ? undefined : new WindowEnd(options.endNs, options.intervalNs, options.startNs);
     options.port.onDrop(() => this.#batch?.stop());
   }
 
@@ -179,7 +189,9 @@ export class DurableSource implements FrameSource {
       // a frame past the window's end is read (it tells that its host and sampler are done) but not used
       const handler: FrameHandler = end === undefined ? onFrame : (f, data) => (end.admit(f.host, f.sampler, f.endNs, this.#arrivedNs) ? onFrame(f, data) : undefined);
       intake = new FrameIntake(await o.port.descriptors(() => this.#state.stopped), this.skipped, handler, this.log);
-      const held = await o.ledger.replayHeld(async (subject, data) => {
+      const held = await o.ledger.replayHeld(async (subject, data, timeNs) => {
+        // held frames carry their store time: the lateness seen before a kill still counts after it
+        this.#arrivedNs = timeNs;
         const wait = intake.take(subject, data);
         if (wait !== undefined) await wait;
       });
@@ -203,6 +215,11 @@ export class DurableSource implements FrameSource {
   stop(): void {
     this.#state.stop();
     this.#batch?.stop();
+  }
+
+  /** What the window left out and waited for (undefined: no end), for the recording's log. */
+  windowSummary(): ReturnType<WindowEnd['summary']> | undefined {
+    return this.#end?.summary();
   }
 
   #warnLost(firstSeq: number, when: string): void {
@@ -249,8 +266,9 @@ export class DurableSource implements FrameSource {
 
   /** One fetched batch, each new message kept and handed on; says whether to ack it and whether the window ended. */
   async #batchOnce(from: OpenedConsumer, intake: FrameIntake): Promise<{ verdict: Verdict; last: DurableMessage | undefined; ended: boolean }> {
-    const { port, ledger, pick, startNs } = this.options;
+    const { port, ledger, pick } = this.options;
     const end = this.#end;
+    const readFrom = durableReadFromNs(this.options);
     const dropsBefore = port.drops();
     // ledger sequence = the base + stream sequence (the consumer reads the base's stream)
     const base = ledger.base;
@@ -267,24 +285,20 @@ export class DurableSource implements FrameSource {
         }
         this.#nextDelivery++;
         const timeNs = BigInt(m.timestampNanos);
-        if (end !== undefined && timeNs > end.deadlineNs()) {
-          ended = true;
-          break;
-        }
         last = m;
         const seq = base + m.streamSequence;
-        // a redelivery of what the ledger holds
-        if (seq <= ledger.maxSeq) continue;
-        // a start time still to come makes the server start at its last message: the window starts at startNs
-        if (timeNs < startNs) continue;
-        // the fleet filter delivers every host: keep the selected ones
-        if (pick !== undefined && !pick(subjectHostToken(m.subject))) continue;
-        ledger.keep({ seq, timeNs, subject: m.subject, data: m.data });
-        this.#arrivedNs = timeNs;
-        const wait = intake.take(m.subject, m.data);
-        if (wait !== undefined) await wait;
-        if (this.#state.stopped) break;
-        if (end?.complete === true) {
+        // not a redelivery of what the ledger holds; a start time still to come makes the server start at its
+        // last message, and a window's read starts before its start (durableReadFromNs); the fleet filter
+        // delivers every host: the selected ones
+        if (seq > ledger.maxSeq && timeNs >= readFrom && (pick === undefined || pick(subjectHostToken(m.subject)))) {
+          ledger.keep({ seq, timeNs, subject: m.subject, data: m.data });
+          this.#arrivedNs = timeNs;
+          const wait = intake.take(m.subject, m.data);
+          if (wait !== undefined) await wait;
+          if (this.#state.stopped) break;
+        }
+        // after the message, so that its own lateness moves the deadline (a late frame of the window is used)
+        if (end !== undefined && (end.completeAt(timeNs) || timeNs > end.deadlineNs())) {
           ended = true;
           break;
         }
@@ -303,7 +317,8 @@ export class DurableSource implements FrameSource {
     const { ledger } = this.options;
     const end = this.#end;
     // what the ledger held may already close the window (a restart after the end)
-    if (end?.complete === true) return;
+    const heldUntil = this.#arrivedNs;
+    if (end !== undefined && heldUntil !== undefined && (end.completeAt(heldUntil) || heldUntil > end.deadlineNs())) return;
     while (!this.#state.stopped) {
       const from = this.#consumer;
       // undefined: stopped while waiting for the stream
@@ -317,7 +332,8 @@ export class DurableSource implements FrameSource {
         if (!(await this.#recreate(verdict))) return;
         continue;
       }
-      if (end !== undefined && BigInt(Date.now()) * 1_000_000n > end.deadlineNs() && (last === undefined || last.pending === 0)) {
+      const now = BigInt(Date.now()) * 1_000_000n;
+      if (end !== undefined && (end.completeAt(now) || now > end.deadlineNs()) && (last === undefined || last.pending === 0)) {
         // past the end and caught up, unless the server holds more (it may have been away)
         if ((await from.pending()) === 0) return;
       }

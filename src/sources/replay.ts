@@ -27,11 +27,12 @@ export interface ReplayOptions {
   /** unix ns, inclusive; frames stored later end the replay (unless `endInFrameTime`) */
   readonly untilNs: bigint;
   /**
-   * The end in frame time instead (window-end.ts, as a recording's): frames that ended by `untilNs` are
-   * used however late they were stored, and the read goes on past it until every host and sampler has a
-   * frame after it, or the deadline (two row intervals of `intervalNs`, at least 2 s, plus the lateness
-   * seen), or the stream's head. For a recording of a past window; a view that goes on live from the
-   * head does not want it.
+   * The window in frame time instead (window-end.ts, as a recording's): frames that ended after
+   * `sinceNs` and by `untilNs` (both moved down to a row time) are used however late they were stored;
+   * the read starts a little before `sinceNs` and goes on past `untilNs` until every host and sampler
+   * has a frame after it, or the deadline (two row intervals of `intervalNs`, at least 2 s, plus the
+   * lateness seen), or the stream's head. For a recording of a past window; a view that goes on live
+   * from the head does not want it.
    */
   readonly endInFrameTime?: { readonly intervalNs: bigint } | undefined;
 }
@@ -54,7 +55,12 @@ export class ReplaySource implements FrameSource {
   ) {
     this.done = this.#state.done;
     const e = options.endInFrameTime;
-    this.#end = e === undefined ? undefined : new WindowEnd(options.untilNs, e.intervalNs);
+    this.#end = e === undefined ? undefined : new WindowEnd(options.untilNs, e.intervalNs, options.sinceNs);
+  }
+
+  /** What the window left out and waited for (undefined: not in frame time), for the recording's log. */
+  windowSummary(): ReturnType<WindowEnd['summary']> | undefined {
+    return this.#end?.summary();
   }
 
   /** The handler behind the window's end: a frame that ended after it is read (its host and sampler are done) but not used. */
@@ -99,7 +105,8 @@ export class ReplaySource implements FrameSource {
     const consumer = await retryOnTimeout(() =>
       jetstream(link.nc).consumers.get(w.stream, {
         deliver_policy: DeliverPolicy.StartTime,
-        opt_start_time: new Date(Number(w.sinceNs / 1_000_000n)).toISOString(),
+        // in frame time, from a little before the start: frames of the window an agent whose clock is ahead stored before it
+        opt_start_time: new Date(Number((this.#end === undefined ? w.sinceNs : w.sinceNs - this.#end.leadNs) / 1_000_000n)).toISOString(),
         filter_subjects: filter,
         inactive_threshold: 10_000,
       }),
@@ -113,14 +120,15 @@ export class ReplaySource implements FrameSource {
         const end = this.#end;
         for await (const m of messages) {
           const storedNs = BigInt(m.info.timestampNanos);
-          if (this.#state.stopped || storedNs > (end === undefined ? w.untilNs : end.deadlineNs())) break;
+          if (this.#state.stopped || (end === undefined && storedNs > w.untilNs)) break;
           this.read++;
           if (pick === undefined || pick(subjectHostToken(m.subject))) {
             this.#arrivedNs = storedNs;
             const wait = intake.take(m.subject, m.data);
             if (wait !== undefined) await wait;
           }
-          if (m.info.pending === 0 || end?.complete === true) break;
+          // in frame time: after the message, so that its own lateness moves the deadline
+          if (m.info.pending === 0 || (end !== undefined && (end.completeAt(storedNs) || storedNs > end.deadlineNs()))) break;
         }
       } finally {
         await messages.close();

@@ -12,8 +12,9 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { until } from '../helpers/until.js';
-import { SimFleet } from '../helpers/sim-fleet.js';
+import { publishOnSchedule, SimFleet } from '../helpers/sim-fleet.js';
 import { Spool } from '../../src/spool/spool.js';
+import { decodeFrame } from '../../src/frame/codec.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
 
 const PERIOD_MS = 100;
@@ -25,7 +26,7 @@ const USER0 = 20_230_000_000n;
 let server: TestNats;
 let fleet: SimFleet;
 let dir: string;
-let publisher: NodeJS.Timeout | undefined;
+let publisher: { stop(): Promise<void> } | undefined;
 const children = new Set<ChildProcess>();
 
 test.before(async () => {
@@ -36,20 +37,11 @@ test.before(async () => {
   const now = BigInt(Date.now()) * 1_000_000n;
   fleet = await SimFleet.start({ natsUrl: server.url, hosts: HOSTS, agent, samplers: ['cpu_usage', 'memory_meminfo'], startNs: now - (now % PERIOD_NS), periodNs: PERIOD_NS });
   // a publisher at a known rate: tick t is published when its end time has come
-  let tick = 0;
-  let busy = false;
-  publisher = setInterval(() => {
-    if (busy) return;
-    busy = true;
-    void (async () => {
-      const due = Number((BigInt(Date.now()) * 1_000_000n - fleet.startNs) / PERIOD_NS);
-      while (tick < due) await fleet.publishTick(++tick);
-    })().finally(() => (busy = false));
-  }, PERIOD_MS / 4);
+  publisher = publishOnSchedule(fleet, { everyMs: PERIOD_MS / 4 });
 });
 
 test.after.always(async () => {
-  if (publisher !== undefined) clearInterval(publisher);
+  await publisher?.stop();
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await fleet?.close();
   await server?.dispose();
@@ -311,7 +303,7 @@ async function startProxy(): Promise<{ url: string; drop(downMs: number): void; 
 test.serial('record --durable whose connection drops while frames flow records every frame of its window exactly once', async (t) => {
   const out = join(dir, 'blip.parquet');
   const proxy = await startProxy();
-  // an exact window in store time, so that the stream can be asked what it holds in it
+  // an exact window, so that the stream can be asked what it holds in it
   const sinceMs = Date.now();
   const untilMs = sinceMs + 11_000;
   const iso = (ms: number): string => new Date(ms).toISOString();
@@ -337,20 +329,22 @@ test.serial('record --durable whose connection drops while frames flow records e
   const disconnects = run.stderr.split('\n').filter((l) => l.includes('"msg":"disconnected from NATS"')).length;
   t.true(disconnects >= drops.length, `the recorder saw ${disconnects} disconnects`);
 
-  // what the stream holds in the window, by sampler
-  const sinceNs = BigInt(sinceMs) * 1_000_000n;
-  const untilNs = BigInt(untilMs) * 1_000_000n;
+  // what the stream holds in the window, by sampler: the frames that ended in it (frame time, the bounds moved
+  // down to a 100 ms row: src/sources/window-end.ts), stored from a while before it to a while after
+  const sinceNs = (BigInt(sinceMs) * 1_000_000n / PERIOD_NS) * PERIOD_NS;
+  const untilNs = (BigInt(untilMs) * 1_000_000n / PERIOD_NS) * PERIOD_NS;
   const nc = await connect({ servers: server.url });
-  const c = await jetstream(nc).consumers.get('REZOLUS', { deliver_policy: DeliverPolicy.StartTime, opt_start_time: iso(sinceMs) });
+  const c = await jetstream(nc).consumers.get('REZOLUS', { deliver_policy: DeliverPolicy.StartTime, opt_start_time: iso(sinceMs - 5000) });
   const stored = new Map<string, number>();
   const msgs = await c.consume({ max_messages: 5000 });
   for await (const m of msgs) {
-    const ts = BigInt(m.info.timestampNanos);
-    if (ts > untilNs) break;
-    if (ts >= sinceNs) {
+    if (BigInt(m.info.timestampNanos) > untilNs + 10_000_000_000n) break;
+    const e = decodeFrame(m.data).endNs;
+    if (e > sinceNs && e <= untilNs) {
       const sampler = m.subject.split('.').at(-1) ?? '';
       stored.set(sampler, (stored.get(sampler) ?? 0) + 1);
     }
+    if (m.info.pending === 0) break;
   }
   await msgs.close();
   await nc.close();

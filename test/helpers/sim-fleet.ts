@@ -343,3 +343,29 @@ export class SimFleet {
     await this.nc.drain().catch(() => this.nc.close());
   }
 }
+
+/**
+ * Publishes `fleet`'s ticks on the wall clock, each `lagMs` after it ended
+ * (0: as an agent on time), checking every `everyMs`. stop() ends it and
+ * waits for a tick being published: a fleet closed under a publish in
+ * flight would reject it, unhandled, and fail the test file after its tests.
+ */
+export function publishOnSchedule(fleet: SimFleet, o: { readonly lagMs?: number; readonly everyMs: number }): { stop(): Promise<void> } {
+  let tick = 0;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running !== undefined || stopped) return;
+    running = (async () => {
+      const due = Number((BigInt(Date.now() - (o.lagMs ?? 0)) * 1_000_000n - fleet.startNs) / fleet.periodNs);
+      while (tick < due && !stopped) await fleet.publishTick(++tick);
+    })().finally(() => (running = undefined));
+  }, o.everyMs);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

@@ -120,10 +120,11 @@ class MemoryLedger implements DurableLedger {
     return this.maxSeq;
   }
 
-  async replayHeld(each: (subject: string, data: Uint8Array) => Promise<void>): Promise<{ lostHeld: boolean; finished: boolean }> {
+  async replayHeld(each: (subject: string, data: Uint8Array, timeNs: bigint) => Promise<void>): Promise<{ lostHeld: boolean; finished: boolean }> {
     for (const seq of this.held) {
       const f = frameOf(HOST, seq);
-      await each(f.subject, f.data);
+      // stored on time, as ScriptedPort stores a frame by default
+      await each(f.subject, f.data, BigInt(seq * S + 1));
     }
     return { lostHeld: false, finished: false };
   }
@@ -137,12 +138,12 @@ class MemoryLedger implements DurableLedger {
   }
 }
 
-/** the window's end: frame 10 ends in it, 11 after it (frames.ts) */
+/** the window's end: frame 10 ends in it, 11 after it (frames.ts); rows of 1 ns (no rounding of the bounds), so the grace is its least, 2 s */
 const END_NS = 10n * BigInt(S) + 1n;
 
 /** Runs a source to the end of its window and returns the frames handed on, as seqs (host h1) or `host:seq`. */
 async function run(port: ScriptedPort, ledger: MemoryLedger, resuming = false): Promise<(number | string)[]> {
-  const source = new DurableSource({ port, ledger, pick: undefined, startNs: 0n, endNs: END_NS, intervalNs: BigInt(S), resuming, stream: 'S' }, silentLogger());
+  const source = new DurableSource({ port, ledger, pick: undefined, startNs: 0n, endNs: END_NS, intervalNs: 1n, resuming, stream: 'S' }, silentLogger());
   const used: (number | string)[] = [];
   await source.start((f) => void used.push(f.host === HOST ? f.seq : `${f.host}:${f.seq}`));
   await source.done;
@@ -234,6 +235,56 @@ test('a host that sends nothing past the end is waited for until the deadline, i
   const ledger = new MemoryLedger();
   const used = await run(port, ledger);
   t.deepEqual(used, ['h2:9', 10, 'h2:10'], "h2's last frame, stored 3 s after the end, is still in");
-  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6, 7], 'the message stored after the deadline is not kept');
-  t.deepEqual(port.acked, [7]);
+  t.deepEqual(ledger.kept, [1, 2, 3, 4, 5, 6, 7, 8], 'the first message stored after the deadline is read (its own lateness could have moved it), then the read ends');
+  t.deepEqual(port.acked, [8]);
+});
+
+test('a host whose clock is ahead (its first frame stamped far past the end) does not end the window before it is over', async (t) => {
+  // h2's clock is 100 s ahead: its frame, stored at 1 s, ended at 101 s. It is the window's first message; h1 then
+  // sends frames 1 to 10 on time, and 11 (review: the window closed at h2's frame, nothing recorded)
+  const port = new ScriptedPort(() => [
+    [{ seq: 1, delivery: 1, host: 'h2', frame: 101, lateS: -100 }, ...Array.from({ length: 11 }, (_, i) => ({ seq: i + 2, delivery: i + 2, frame: i + 1 }))],
+  ]);
+  const used = await run(port, new MemoryLedger());
+  t.deepEqual(used, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], "h1's frames of the window are all used");
+});
+
+test('frames that ended at or before the start are the window before\'s, stored late or not', async (t) => {
+  const source = new DurableSource({ port: new ScriptedPort(() => [deliveries([3, 4, 5, 11])]), ledger: new MemoryLedger(), pick: undefined, startNs: 4n * BigInt(S) + 1n, endNs: END_NS, intervalNs: 1n, resuming: false, stream: 'S' }, silentLogger());
+  const used: number[] = [];
+  await source.start((f) => void used.push(f.seq));
+  await source.done;
+  t.deepEqual(used, [5], 'frame 4 ended at the start itself: not in');
+  t.like(source.windowSummary(), { before: 2, after: 1, neverPastEnd: 0 });
+});
+
+/** A ledger that held frames of several hosts, each stored as ScriptedPort stores it (`lateS` after it ended). */
+class HeldLedger extends MemoryLedger {
+  constructor(private readonly frames: { host: string; frame: number; seq: number; lateS: number }[]) {
+    super(frames.map((f) => f.seq));
+  }
+
+  override async replayHeld(each: (subject: string, data: Uint8Array, timeNs: bigint) => Promise<void>): Promise<{ lostHeld: boolean; finished: boolean }> {
+    for (const x of this.frames) {
+      const f = frameOf(x.host, x.frame);
+      await each(f.subject, f.data, BigInt((x.frame + x.lateS) * S + 1));
+    }
+    return { lostHeld: false, finished: false };
+  }
+}
+
+test('a recorder killed while it waits past the end, and resumed, records what one that ran through records', async (t) => {
+  // h1 is 5 s behind (frame n stored at n + 5 s); h2 stopped at frame 5. The deadline: 10 + 2 + 5 = 17 s.
+  const h1 = (seq: number, frame: number): Delivery => ({ seq, delivery: seq, frame, lateS: 5 });
+  const stream = (after: number): Delivery[] =>
+    [{ seq: 1, delivery: 1, host: 'h2', frame: 5 }, ...Array.from({ length: 12 }, (_, i) => h1(i + 2, i + 1))]
+      .filter((d) => d.seq > after)
+      .map((d, i) => ({ ...d, delivery: i + 1 }));
+  const through = await run(new ScriptedPort((_c, after) => [stream(after)]), new MemoryLedger());
+  t.deepEqual(through, ['h2:5', 1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'ran through: every frame of the window');
+  // killed once it had kept h1's frame 7 (stored at 12 s, the end + 2 s): the lateness it had seen comes back with
+  // the held frames' store times (review: resumed, it ended at the next message and lost 8 to 10)
+  const held = [{ host: 'h2', frame: 5, seq: 1, lateS: 0 }, ...Array.from({ length: 7 }, (_, i) => ({ host: HOST, frame: i + 1, seq: i + 2, lateS: 5 }))];
+  const resumed = await run(new ScriptedPort((_c, after) => [stream(after)]), new HeldLedger(held), true);
+  t.deepEqual(resumed, through, 'resumed: the same frames');
 });

@@ -97,8 +97,8 @@ export function parseKnownKeys(text: string, keys: readonly string[]): KnownKeys
   const values = new Array<Counter | undefined>(keys.length).fill(undefined);
   let skipped = text.match(SINGLE_FIELD_LINE)?.length ?? 0;
   for (let i = 0; i < keys.length; i++) {
-    // a key asked for twice is read at its first place
-    if (keys.indexOf(keys[i] as string) !== i) continue;
+    // a key asked for twice is read at its first place; an empty key names no field
+    if (keys[i] === '' || keys.indexOf(keys[i] as string) !== i) continue;
     const re = keyLine(keys[i] as string);
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
