@@ -43,7 +43,7 @@ import { DurableSource, durableReadFromNs, type DurableLedger } from '../sources
 import { NatsDurablePort } from '../sources/durable-nats.js';
 import { BusLink } from '../sources/link.js';
 import { newWriter } from './writer.js';
-import { busUrl, type DurableSpec, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
+import { busUrl, outside, type DurableSpec, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
 export type DurableRecordConfig = RecordConfig & { readonly durable: DurableSpec };
 
@@ -222,11 +222,6 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
       await done.catch(() => undefined);
     },
   };
-}
-
-/** The frames a window left out, when it left any. */
-export function outside(w: { readonly before: number; readonly after: number } | undefined): RecordSummary['outsideWindow'] {
-  return w === undefined || w.before + w.after === 0 ? undefined : { before: w.before, after: w.after };
 }
 
 /** The file is written and the spool says so: delete the consumer and the spool. */

@@ -18,9 +18,9 @@ import { PollSource } from '../sources/poll.js';
 import { ReplaySource } from '../sources/replay.js';
 import type { FrameSource } from '../sources/source.js';
 import { WindowEnd } from '../sources/window-end.js';
-import { outside, runDurableRecord } from './durable.js';
+import { runDurableRecord } from './durable.js';
 import { newWriter } from './writer.js';
-import { busUrl, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
+import { busUrl, outside, type RecordConfig, type RecordSummary, type RunningRecord } from './types.js';
 
 export type { DurableSpec, RecordConfig, RecordSummary, RunningRecord } from './types.js';
 

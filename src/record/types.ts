@@ -66,6 +66,11 @@ export interface RecordSummary {
   readonly hostsInStream?: readonly string[] | undefined;
 }
 
+/** RecordSummary.outsideWindow of a window's counts: undefined when it left nothing out (or there is no window). */
+export function outside(w: { readonly before: number; readonly after: number } | undefined): RecordSummary['outsideWindow'] {
+  return w === undefined || w.before + w.after === 0 ? undefined : { before: w.before, after: w.after };
+}
+
 export interface RunningRecord {
   /** resolves when the file is written */
   readonly done: Promise<RecordSummary>;

@@ -39,6 +39,7 @@ import { emptySkipStats, type DescriptorLookup, type SkipStats } from './checks.
 import { FrameIntake } from './intake.js';
 import { RunState } from './run-state.js';
 import type { FrameHandler, FrameSource } from './source.js';
+import { endGraceNs } from './poll-window.js';
 import { WindowEnd } from './window-end.js';
 
 /** One delivered message, as the source needs it. */
@@ -142,7 +143,7 @@ const RETRY_MS = 1000;
  * is ahead stored before the start.
  */
 export function durableReadFromNs(o: { readonly startNs: bigint; readonly endNs: bigint | undefined; readonly intervalNs: bigint }): bigint {
-  return o.endNs === undefined ? o.startNs : o.startNs - new WindowEnd(o.endNs, o.intervalNs, o.startNs).leadNs;
+  return o.endNs === undefined ? o.startNs : o.startNs - endGraceNs(o.intervalNs);
 }
 
 /** Why a batch is not acked, or undefined when it was received whole. */
@@ -166,6 +167,8 @@ export class DurableSource implements FrameSource {
   readonly #end: WindowEnd | undefined;
   /** store time of the message being handed over (undefined: one read back from the ledger) */
   #arrivedNs: bigint | undefined;
+  /** store time the read begins at (durableReadFromNs) */
+  readonly #readFromNs: bigint;
 
   constructor(
     private readonly options: DurableOptions,
@@ -173,6 +176,7 @@ export class DurableSource implements FrameSource {
   ) {
     this.done = this.#state.done;
     this.#end = options.endNs === undefined ? undefined : new WindowEnd(options.endNs, options.intervalNs, options.startNs);
+    this.#readFromNs = durableReadFromNs(options);
     options.port.onDrop(() => this.#batch?.stop());
   }
 
@@ -268,7 +272,6 @@ export class DurableSource implements FrameSource {
   async #batchOnce(from: OpenedConsumer, intake: FrameIntake): Promise<{ verdict: Verdict; last: DurableMessage | undefined; ended: boolean }> {
     const { port, ledger, pick } = this.options;
     const end = this.#end;
-    const readFrom = durableReadFromNs(this.options);
     const dropsBefore = port.drops();
     // ledger sequence = the base + stream sequence (the consumer reads the base's stream)
     const base = ledger.base;
@@ -290,7 +293,7 @@ export class DurableSource implements FrameSource {
         // not a redelivery of what the ledger holds; a start time still to come makes the server start at its
         // last message, and a window's read starts before its start (durableReadFromNs); the fleet filter
         // delivers every host: the selected ones
-        if (seq > ledger.maxSeq && timeNs >= readFrom && (pick === undefined || pick(subjectHostToken(m.subject)))) {
+        if (seq > ledger.maxSeq && timeNs >= this.#readFromNs && (pick === undefined || pick(subjectHostToken(m.subject)))) {
           ledger.keep({ seq, timeNs, subject: m.subject, data: m.data });
           this.#arrivedNs = timeNs;
           const wait = intake.take(m.subject, m.data);

@@ -33,6 +33,18 @@
 /** How long past the window's end a sampler's last frame is waited for: two intervals, at least this. */
 export const MIN_END_GRACE_NS = 2_000_000_000n;
 
+/** How long past a window's end its last frames are waited for (at least): two row intervals, at least MIN_END_GRACE_NS. */
+export function endGraceNs(intervalNs: bigint): bigint {
+  const twice = 2n * intervalNs;
+  return twice > MIN_END_GRACE_NS ? twice : MIN_END_GRACE_NS;
+}
+
+/** The last row time at or before `ns`: rows are stamped on the multiples of the interval. */
+export function rowFloor(ns: bigint, intervalNs: bigint): bigint {
+  const r = ns % intervalNs;
+  return r < 0n ? ns - r - intervalNs : ns - r;
+}
+
 export type Placement = 'before' | 'within' | 'after';
 
 export class PollWindow {
@@ -53,12 +65,6 @@ export class PollWindow {
     this.#askedNs = askedNs;
   }
 
-  /** The last row time at or before `ns`. */
-  #rowFloor(ns: bigint): bigint {
-    const r = ns % this.#intervalNs;
-    return r < 0n ? ns - r - this.#intervalNs : ns - r;
-  }
-
   /** Rows after this time (the agent's clock) are the recording's; undefined before the first answer. */
   get fromNs(): bigint | undefined {
     return this.#fromNs;
@@ -73,8 +79,8 @@ export class PollWindow {
   answered(atNs: bigint, nowNs: bigint): void {
     if (this.#offsetNs !== undefined || this.#stopped) return;
     this.#offsetNs = atNs - nowNs;
-    this.#fromNs = this.#rowFloor(atNs);
-    if (this.#durationNs !== undefined) this.#untilNs = this.#rowFloor(atNs + this.#durationNs);
+    this.#fromNs = rowFloor(atNs, this.#intervalNs);
+    if (this.#durationNs !== undefined) this.#untilNs = rowFloor(atNs + this.#durationNs, this.#intervalNs);
   }
 
   /** Where a frame that ended at `endNs` (the agent's clock) falls; 'before' while no snapshot answered. */
@@ -87,7 +93,7 @@ export class PollWindow {
   stop(nowNs: bigint): void {
     this.#stopped = true;
     if (this.#offsetNs === undefined) return;
-    const now = this.#rowFloor(nowNs + this.#offsetNs);
+    const now = rowFloor(nowNs + this.#offsetNs, this.#intervalNs);
     if (this.#untilNs === undefined || now < this.#untilNs) this.#untilNs = now;
   }
 
@@ -95,8 +101,7 @@ export class PollWindow {
   deadlineNs(): bigint | undefined {
     if (this.#offsetNs === undefined) return this.#durationNs === undefined ? undefined : this.#askedNs + this.#durationNs;
     if (this.#untilNs === undefined) return undefined;
-    const twice = 2n * this.#intervalNs;
-    return this.#untilNs - this.#offsetNs + (twice > MIN_END_GRACE_NS ? twice : MIN_END_GRACE_NS);
+    return this.#untilNs - this.#offsetNs + endGraceNs(this.#intervalNs);
   }
 
   /**

@@ -13,7 +13,7 @@
  * agent's sampler arrive in order, so nothing more of that pair belongs.
  * A pair that sends no such frame (its agent stopped, its sampler runs
  * slower than the grace) is waited for until the deadline: the end, plus
- * two row intervals (at least MIN_END_GRACE_NS), plus how late frames have
+ * two row intervals (at least 2 s: endGraceNs), plus how late frames have
  * been arriving lately (up to MAX_LAG_WAIT_NS).
  *
  * The start is in frame time too, so that adjacent windows share no frame:
@@ -24,19 +24,12 @@
  * Arrival times are the caller's clock (store time for a source that reads
  * the stream, now for a live one); the deadline is in that clock.
  */
-import { MIN_END_GRACE_NS } from './poll-window.js';
+import { endGraceNs, rowFloor } from './poll-window.js';
 
 /** Lateness is the most seen over the last one or two spans of arrivals of this length. */
 const LAG_SPAN_NS = 10_000_000_000n;
 /** Lateness beyond this is not waited for (a host sending a long outage's buffer). */
 export const MAX_LAG_WAIT_NS = 120_000_000_000n;
-
-/** The last row time at or before `ns`. */
-function rowFloor(ns: bigint, intervalNs: bigint): bigint {
-  if (intervalNs <= 0n) return ns;
-  const r = ns % intervalNs;
-  return r < 0n ? ns - r - intervalNs : ns - r;
-}
 
 export class WindowEnd {
   readonly endNs: bigint;
@@ -62,13 +55,13 @@ export class WindowEnd {
    * row keeps its bounds as given.
    */
   constructor(endNs: bigint, intervalNs: bigint, startNs?: bigint) {
-    const end = rowFloor(endNs, intervalNs);
-    const start = startNs === undefined ? undefined : rowFloor(startNs, intervalNs);
+    const floor = (ns: bigint): bigint => (intervalNs > 0n ? rowFloor(ns, intervalNs) : ns);
+    const end = floor(endNs);
+    const start = startNs === undefined ? undefined : floor(startNs);
     const aligned = start === undefined ? end > endNs - intervalNs : end > start;
     this.endNs = aligned ? end : endNs;
     this.startNs = aligned ? start : startNs;
-    const twice = 2n * intervalNs;
-    this.#graceNs = twice > MIN_END_GRACE_NS ? twice : MIN_END_GRACE_NS;
+    this.#graceNs = endGraceNs(intervalNs);
   }
 
   /** How far before the start a reader of the stream begins: two intervals, at least 2 s. */
