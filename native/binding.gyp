@@ -7,6 +7,12 @@
       "libraries": ["-lbpf", "-lelf", "-lz"],
       "defines": ["NAPI_DISABLE_CPP_EXCEPTIONS", "NAPI_VERSION=8"],
       "cflags_cc": ["-std=c++17", "-Wall", "-Wextra", "-Wno-unused-parameter"]
+    },
+    {
+      "target_name": "rezolus_malloc",
+      "sources": ["src/malloc.c"],
+      "defines": ["NAPI_VERSION=8"],
+      "cflags": ["-Wall", "-Wextra"]
     }
   ]
 }

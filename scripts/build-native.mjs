@@ -1,6 +1,7 @@
 // Builds the kernel side of the agent: vmlinux.h from this kernel's BTF, the
 // CO-RE BPF objects (bpf/**/*.bpf.c -> build/bpf/**/*.bpf.o) and the native
-// addon (native/ -> native/build/Release/rezolus_native.node). Installs the
+// addons (native/ -> native/build/Release/rezolus_native.node, and
+// rezolus_malloc.node: glibc malloc tuning, no library). Installs the
 // Debian toolchain when missing and running as root. Incremental: a step runs
 // only when its output is older than its inputs. Never throws: what cannot be
 // built is said in one line, and the BPF samplers then report why they are
@@ -122,11 +123,12 @@ function bpfObjects() {
  */
 function addon() {
   const target = join(ROOT, 'native', 'build', 'Release', 'rezolus_native.node');
+  const targets = [target, join(ROOT, 'native', 'build', 'Release', 'rezolus_malloc.node')];
   const stamp = join(ROOT, 'native', 'build', 'Release', '.abi');
   const abi = `${process.versions.modules} ${process.arch}`;
   const inputs = [join(ROOT, 'native', 'binding.gyp'), ...walk(join(ROOT, 'native', 'src'), '')];
   const sameAbi = existsSync(stamp) && readFileSync(stamp, 'utf8') === abi;
-  if (sameAbi && mtime(target) >= Math.max(...inputs.map(mtime))) return true;
+  if (sameAbi && Math.min(...targets.map(mtime)) >= Math.max(...inputs.map(mtime))) return true;
   const gyp = process.env.npm_config_node_gyp ?? join(dirname(process.execPath), '..', 'lib', 'node_modules', 'npm', 'node_modules', 'node-gyp', 'bin', 'node-gyp.js');
   if (!existsSync(gyp)) {
     say(`node-gyp not found at ${gyp}: the native addon is not built, BPF and perf samplers will be unsupported`);
@@ -142,7 +144,7 @@ function addon() {
   say('building the native addon (node-gyp)');
   const r = run(process.execPath, [gyp, 'rebuild', `--nodedir=${nodeDir}`, '--loglevel=warn'], { cwd: join(ROOT, 'native') });
   if (!r.ok) {
-    rmSync(target, { force: true });
+    for (const t of targets) rmSync(t, { force: true });
     say(`native addon build failed:\n${r.err.trim()}`);
     return false;
   }

@@ -21,6 +21,7 @@ import { SAMPLERS } from '../samplers/registry.js';
 import { instanceHex } from '../frame/types.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
+import { appliedAgentMallocArenas } from './malloc-arenas.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
 
 const STATUS_EVERY_MS = 10_000;
@@ -144,7 +145,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   await agent.start((sampler) => steps.step(`starting sampler ${sampler}`));
   keeper.watch(agent);
   const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
-  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags() }, 'agent running');
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), malloc_arena_max: appliedAgentMallocArenas() }, 'agent running');
   return {
     agent,
     publisher,

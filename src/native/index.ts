@@ -1,6 +1,7 @@
 /**
- * The only loader of the native addon (native/, built by
- * scripts/build-native.mjs): libbpf and perf_event_open, mechanism only.
+ * The only loader of the native addons (native/, built by
+ * scripts/build-native.mjs): libbpf and perf_event_open, mechanism only; and
+ * the small malloc one.
  * Errors it throws carry the errno name as `code` and say what failed
  * ("attach tp_btf/sched_switch: EPERM").
  */
@@ -13,6 +14,8 @@ import { RezolusError } from '../errors.js';
 /** The repository root: two levels above this file in src/native and in dist/native alike. */
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ADDON_PATH = join(PROJECT_ROOT, 'native', 'build', 'Release', 'rezolus_native.node');
+/** glibc malloc tuning, no library of its own (native/src/malloc.c), built with the addon */
+export const MALLOC_ADDON_PATH = join(PROJECT_ROOT, 'native', 'build', 'Release', 'rezolus_malloc.node');
 
 export interface BpfProgramInfo {
   readonly name: string;
@@ -117,6 +120,27 @@ export function loadNative(): NativeAddon {
     throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${ADDON_PATH} does not load: ${String(error)}`, { cause: error });
   }
   return cached;
+}
+
+export interface MallocAddon {
+  /**
+   * glibc's mallopt(M_ARENA_MAX, n): once n malloc arenas exist, a thread
+   * without one shares them. false where it was not taken (n < 1, or a C
+   * library that is not glibc).
+   */
+  mallocArenaMax(n: number): boolean;
+}
+
+/** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */
+export function loadMallocAddon(): MallocAddon {
+  if (!existsSync(MALLOC_ADDON_PATH)) {
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${MALLOC_ADDON_PATH} is not built (npm run build:native)`);
+  }
+  try {
+    return createRequire(import.meta.url)(MALLOC_ADDON_PATH) as MallocAddon;
+  } catch (error) {
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${MALLOC_ADDON_PATH} does not load: ${String(error)}`, { cause: error });
+  }
 }
 
 /** Where the build puts the object of `bpf/<relative>.bpf.c`. */

@@ -34,6 +34,7 @@ test('the agent runs without TurboFan when no sampler runs faster than 1 s (set 
 function envWith(value: string | undefined): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env[AGENT_V8_FLAGS_ENV];
+  delete env.MALLOC_ARENA_MAX;
   if (value !== undefined) env[AGENT_V8_FLAGS_ENV] = value;
   return env;
 }
@@ -157,8 +158,12 @@ test('rezolus agent at 1 s optimises nothing with TurboFan, its start-up include
   t.true(control.stdout.includes('completed optimizing'), 'with TurboFan on, the start-up is optimised');
 });
 
-test('rezolus agent says the V8 flags it runs with: no TurboFan at 1 s, TurboFan back at 100 ms, the young-generation cap at both, none when told', async (t) => {
-  t.deepEqual((await runningLine(undefined)).v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
-  t.deepEqual((await runningLine(undefined, '--interval', '100ms')).v8_flags, ['--opt', '--semi-space-growth-factor=1']);
+test('rezolus agent says the V8 flags and malloc arena limit it runs with: no TurboFan at 1 s, TurboFan back at 100 ms, the young-generation cap and one arena at both, no flags when told', async (t) => {
+  const slow = await runningLine(undefined);
+  t.deepEqual(slow.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
+  t.is(slow.malloc_arena_max, 1);
+  const fast = await runningLine(undefined, '--interval', '100ms');
+  t.deepEqual(fast.v8_flags, ['--opt', '--semi-space-growth-factor=1']);
+  t.is(fast.malloc_arena_max, 1);
   t.deepEqual((await runningLine('')).v8_flags, []);
 });

@@ -1,5 +1,6 @@
 import test from 'ava';
-import { bpfObjectPath, loadNative } from '../../src/native/index.js';
+import { spawnSync } from 'node:child_process';
+import { bpfObjectPath, loadMallocAddon, loadNative, MALLOC_ADDON_PATH } from '../../src/native/index.js';
 
 // The addon's failures are JS errors whose code is the errno name and whose
 // message says what failed. Nothing here loads a program into the kernel.
@@ -65,4 +66,53 @@ test('the kernel BTF answers type and enum lookups', (t) => {
   t.true(native.btfHasType('btf_trace_sched_switch', 'typedef'), 'loaded again after a release');
   native.releaseBtf();
   t.is(native.libbpfVersion, '1.1');
+});
+
+/**
+ * glibc's arenas besides the main one in a fresh node after four worker
+ * threads allocated at once, with mallocArenaMax(`limit`) set first or not:
+ * each is a mapping of HEAP_MAX_SIZE (64 MiB) at an address aligned to it,
+ * read and write for its used part, no access for the rest.
+ */
+function arenasAfterWorkers(limit: number | undefined): { set: boolean | null; before: number; after: number } {
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const { readFileSync } = require('node:fs');
+    const addon = require(${JSON.stringify(MALLOC_ADDON_PATH)});
+    const set = ${limit === undefined ? 'null' : `addon.mallocArenaMax(${limit})`};
+    const HEAP = 64n << 20n;
+    function arenas() {
+      const maps = readFileSync('/proc/self/maps', 'utf8').trim().split('\\n').map((l) => {
+        const [range, perms, , , , path] = l.split(/\\s+/);
+        const [a, b] = range.split('-').map((x) => BigInt('0x' + x));
+        return { a, b, perms, path };
+      });
+      let n = 0;
+      maps.forEach((m, i) => {
+        if (m.perms !== 'rw-p' || m.path || m.a % HEAP !== 0n) return;
+        const next = maps[i + 1];
+        const end = next !== undefined && next.perms === '---p' && next.a === m.b && !next.path ? next.b : m.b;
+        if (end - m.a === HEAP) n++;
+      });
+      return n;
+    }
+    const before = arenas();
+    const work = "const { parentPort } = require('node:worker_threads'); const keep = []; for (let i = 0; i < 2000; i++) { keep.push(Buffer.alloc(4096 + (i % 7) * 1024)); if (keep.length > 100) keep.shift(); JSON.parse(JSON.stringify({ i, s: 'x'.repeat(i % 300) })); } parentPort.postMessage(0);";
+    Promise.all([0, 1, 2, 3].map(() => new Promise((done) => { const w = new Worker(work, { eval: true }); w.once('message', () => w.terminate().then(done)); })))
+      .then(() => process.stdout.write(JSON.stringify({ set, before, after: arenas() })));
+  `;
+  const env = { ...process.env };
+  delete env.MALLOC_ARENA_MAX;
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env });
+  if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout) as { set: boolean | null; before: number; after: number };
+}
+
+test('the malloc addon\'s mallocArenaMax(1) keeps threads that start allocating from making malloc arenas of their own; without it they do', (t) => {
+  const free = arenasAfterWorkers(undefined);
+  t.true(free.after >= free.before + 2, `without a limit: ${free.before} arenas, then ${free.after}`);
+  const limited = arenasAfterWorkers(1);
+  t.is(limited.set, true);
+  t.is(limited.after, limited.before, `with one: ${limited.before} arenas, then ${limited.after}`);
+  t.is(loadMallocAddon().mallocArenaMax(0), false, 'a limit below one is refused');
 });

@@ -1,0 +1,37 @@
+// rezolus_malloc: glibc malloc tuning, loaded by the CLI's entry for `rezolus
+// agent` before the rest of the CLI (src/agent/malloc-arenas.ts). Plain C and
+// Node-API with no library of its own, so that loading it maps ~nothing; the
+// libbpf addon (rezolus_native) costs ~1.5 MiB of RSS to load.
+#include <node_api.h>
+#include <stdbool.h>
+#include <stdint.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+// mallocArenaMax(n) -> whether glibc took it (mallopt M_ARENA_MAX): once n
+// malloc arenas exist, a thread that has none shares one of them instead of
+// making its own. false for n < 1, and where the C library is not glibc.
+static napi_value MallocArenaMax(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t n = 0;
+  bool ok = false;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 &&
+      napi_get_value_int32(env, argv[0], &n) == napi_ok && n > 0) {
+#if defined(__GLIBC__)
+    ok = mallopt(M_ARENA_MAX, n) == 1;
+#endif
+  }
+  napi_value out;
+  napi_get_boolean(env, ok, &out);
+  return out;
+}
+
+NAPI_MODULE_INIT() {
+  napi_value fn;
+  if (napi_create_function(env, "mallocArenaMax", NAPI_AUTO_LENGTH, MallocArenaMax, NULL, &fn) == napi_ok) {
+    napi_set_named_property(env, exports, "mallocArenaMax", fn);
+  }
+  return exports;
+}
