@@ -39,9 +39,20 @@ export function envName(key: Key): string {
 }
 
 /**
+ * An environment value less one trailing line end: a variable filled from a
+ * file (a Kubernetes Secret key made with --from-file, `$(cat pw)` keeps
+ * none, but `nats-auth`'s password files end with one) would otherwise carry
+ * it into the password, and the server would refuse a login that looks
+ * right. No user name, path or generated password ends with a line end.
+ */
+export function envValue(raw: string): string {
+  return raw.endsWith('\r\n') ? raw.slice(0, -2) : raw.endsWith('\n') ? raw.slice(0, -1) : raw;
+}
+
+/**
  * The [nats] security keys of a loaded section, each overridden by its
- * REZOLUS_NATS_<KEY> environment variable when that is set and not empty,
- * checked now (files readable, a seed that is a user seed) so a bad value
+ * REZOLUS_NATS_<KEY> environment variable when that is set and not empty
+ * (less one trailing line end, envValue), checked now (files readable, a seed that is a user seed) so a bad value
  * stops the process at start with a ConfigError naming the key.
  */
 export function readNatsSecurity(
@@ -52,8 +63,9 @@ export function readNatsSecurity(
   const out: Record<string, string> = {};
   const source: Record<string, string> = {};
   for (const [key, field] of Object.entries(KEYS) as [Key, keyof NatsSecurity][]) {
-    const fromEnv = env[envName(key)];
-    if (fromEnv !== undefined && fromEnv !== '') {
+    const raw = env[envName(key)];
+    const fromEnv = raw === undefined ? '' : envValue(raw);
+    if (fromEnv !== '') {
       out[field] = fromEnv;
       source[key] = envName(key);
     } else {

@@ -39,7 +39,7 @@ export const natsSection: SectionSpec = {
   keys: {
     url: { type: 'nats', default: 'nats://127.0.0.1:4222', doc: 'Server URL, or several separated by commas (a cluster).' },
     user: { type: 'string', default: '', doc: 'User name, with password (`rezolus nats-auth` generates per-host users and their permissions). Env REZOLUS_NATS_USER overrides.' },
-    password: { type: 'string', default: '', doc: 'Password of user. Env REZOLUS_NATS_PASSWORD overrides (keeps it out of the file).' },
+    password: { type: 'string', default: '', doc: 'Password of user. Env REZOLUS_NATS_PASSWORD overrides (keeps it out of the file; one trailing line end is dropped, as a variable filled from a file has).' },
     nkey_seed_file: { type: 'string', default: '', doc: 'Instead of user/password: a file (mode 0600) holding an nkey user seed (SU...). Env REZOLUS_NATS_NKEY_SEED_FILE overrides.' },
     tls_ca: { type: 'string', default: '', doc: 'PEM file of the CA that signed the server certificate (a tls:// URL or a server with tls {}). Env REZOLUS_NATS_TLS_CA overrides.' },
     tls_cert: { type: 'string', default: '', doc: 'PEM client certificate, for a server with tls { verify: true }; needs tls_key. Env REZOLUS_NATS_TLS_CERT overrides.' },

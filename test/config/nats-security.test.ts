@@ -30,6 +30,17 @@ test('the environment overrides the file; REZOLUS_NATS_PASSWORD keeps the passwo
   t.is(readNatsSecurity({ user: 'a', password: 'file' }, 'f.toml', { REZOLUS_NATS_USER: 'b', REZOLUS_NATS_PASSWORD: '' }).user, 'b');
 });
 
+test('a value from the environment loses one trailing line end (a variable filled from a file), nothing else', (t) => {
+  const pw = (v: string): string => readNatsSecurity({ user: 'agent-web-1' }, 'f.toml', { REZOLUS_NATS_PASSWORD: v }).password;
+  t.is(pw('s3cret\n'), 's3cret');
+  t.is(pw('s3cret\r\n'), 's3cret');
+  t.is(pw('s3cret\n\n'), 's3cret\n', 'one line end only');
+  t.is(pw(' s3cret '), ' s3cret ', 'spaces are kept: they may be part of it');
+  t.is(readNatsSecurity({ user: 'a', password: 'file' }, 'f.toml', { REZOLUS_NATS_USER: 'b\n' }).user, 'b');
+  const e = t.throws(() => readNatsSecurity({ user: 'agent-web-1' }, 'f.toml', { REZOLUS_NATS_PASSWORD: '\n' }));
+  t.regex(e?.message ?? '', /needs a password/, 'a bare line end is no password: the file is used, and it has none');
+});
+
 test('an nkey seed file and TLS files are accepted when they are what they claim', (t) => {
   const ca = file('ca.pem', PEM);
   const cert = file('c.pem', PEM);

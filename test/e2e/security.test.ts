@@ -287,16 +287,17 @@ test.serial('each role through its own account: a retried publish is stored once
   } finally {
     await rec.close();
   }
-  // the CLI as the recorder (--durable) and as hindsight (snapshot), credentials from the environment
-  const cli = async (who: string, args: string[]): Promise<{ code: number | null; stderr: string }> => {
+  // the CLI as the recorder (--durable) and as hindsight (snapshot), credentials from the environment;
+  // the recorder's password as a variable filled from a password file has it, with its line end
+  const cli = async (who: string, args: string[], lineEnd = ''): Promise<{ code: number | null; stderr: string }> => {
     const child = spawn(process.execPath, rezolusArgv(...args, '--nats', server.url, '--log-level', 'error'), {
-      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: auth.password(who) },
+      cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, REZOLUS_NATS_USER: who, REZOLUS_NATS_PASSWORD: `${auth.password(who)}${lineEnd}` },
     });
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     return { code: await new Promise<number | null>((r) => child.once('close', r)), stderr };
   };
-  const durable = await cli('rezolus-recorder', ['record', '--durable', 'sec1', '--hosts', 'hosta', '--interval', '250ms', '--since', '1m', '-o', join(dir, 'durable.parquet')]);
+  const durable = await cli('rezolus-recorder', ['record', '--durable', 'sec1', '--hosts', 'hosta', '--interval', '250ms', '--since', '1m', '-o', join(dir, 'durable.parquet')], '\n');
   t.is(durable.code, 0, durable.stderr);
   t.true(existsSync(join(dir, 'durable.parquet')));
   const snapshot = await cli('rezolus-hindsight', ['hindsight', 'snapshot', '--last', '1m', '--hosts', 'hosta', '--interval', '250ms', '-o', join(dir, 'snapshot.parquet')]);
