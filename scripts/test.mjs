@@ -18,6 +18,8 @@ const missing = ensureDebian([
   ['/usr/bin/docker-compose', 'docker-compose'],
   ['/usr/bin/shellcheck', 'shellcheck'],
   ['/usr/bin/systemd-analyze', 'systemd'],
+  // test/agent/wakeups.test.ts counts the agent's event-loop sleeps
+  ['/usr/bin/strace', 'strace'],
 ]);
 if (missing.length > 0) process.stderr.write(`[test] tests that need ${missing.join(', ')} will fail\n`);
 buildNative();

@@ -220,9 +220,17 @@ export class Agent implements AgentIntrospection {
     await Promise.all(this.runtimes.filter((r) => r.sampler).map((r) => this.refresh(r)));
   }
 
+  /**
+   * The next tick, one millisecond past the boundary: node truncates a
+   * timer's delay to whole milliseconds and counts it from the event loop's
+   * cached clock, so a timer set for the boundary itself fires up to a
+   * millisecond early, and tick() then sets another for the rest (two more
+   * wake-ups of the process a tick, each costing about as much as a small
+   * sampler's refresh at 1 Hz).
+   */
   private schedule(intervalMs: number): void {
     if (this.stopped) return;
-    const timer = setTimeout(() => this.tick(intervalMs), msToNextTick(intervalMs));
+    const timer = setTimeout(() => this.tick(intervalMs), msToNextTick(intervalMs) + 1);
     timer.unref?.();
     this.timers.set(intervalMs, timer);
   }
@@ -239,6 +247,9 @@ export class Agent implements AgentIntrospection {
       this.timers.set(intervalMs, timer);
       return;
     }
+    // the next tick before this one's work: set after it, the timer would count from a loop
+    // clock that many milliseconds old, and fire that much early
+    this.schedule(intervalMs);
     const slot = Math.floor(now / intervalMs);
     if (this.lastTick.get(intervalMs) !== slot) {
       this.lastTick.set(intervalMs, slot);
@@ -253,7 +264,6 @@ export class Agent implements AgentIntrospection {
         });
       }
     }
-    this.schedule(intervalMs);
   }
 
   private async refresh(r: Runtime, last = false): Promise<void> {

@@ -35,7 +35,10 @@ interface Pending {
   readonly deadline: number;
 }
 
-const SWEEP_MS = 250;
+/** sweeps fall on whole seconds of the wall clock (plus SWEEP_LAG_MS), unless a deadline comes first */
+const SWEEP_ALIGN_MS = 1000;
+/** after the agent's tick (set 1 ms past the boundary), so that both run in one wake-up */
+const SWEEP_LAG_MS = 2;
 
 /**
  * JetStream publish without the client's request machinery (a timer, an
@@ -62,7 +65,10 @@ export class AckedPublisher {
   private readonly overdue = new Map<number, Overdue>();
   private readonly timeout: AckTimeout;
   private readonly sub: Subscription;
-  private readonly sweeper: NodeJS.Timeout;
+  /** set while a publish waits for its ack or a timed-out one for a late ack: none between an agent's ticks */
+  private sweeper: NodeJS.Timeout | undefined;
+  private sweepAt = Number.POSITIVE_INFINITY;
+  private closed = false;
   private readonly stopRefusals: () => void;
   private nextId = 1;
 
@@ -74,8 +80,6 @@ export class AckedPublisher {
     this.inbox = createInbox(inboxPrefixOf(nc));
     this.sub = nc.subscribe(`${this.inbox}.*`, { callback: (_error, msg) => this.onAck(msg) });
     this.stopRefusals = onPublishRefused(nc, (subject, error) => this.onRefused(subject, error));
-    this.sweeper = setInterval(() => this.sweep(), SWEEP_MS);
-    this.sweeper.unref();
     void this.watchDisconnects();
   }
 
@@ -90,6 +94,7 @@ export class AckedPublisher {
       if (s.type !== 'disconnect') continue;
       const pending = [...this.pending.values()];
       this.pending.clear();
+      this.disarmWhenIdle();
       for (const p of pending) p.reject(new Error('disconnected from NATS before the publish ack'));
     }
   }
@@ -113,7 +118,9 @@ export class AckedPublisher {
         return;
       }
       const now = Date.now();
-      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, onLate, sentAt: now, deadline: now + this.timeout.ms });
+      const deadline = now + this.timeout.ms;
+      this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, onLate, sentAt: now, deadline });
+      this.arm(deadline);
     });
   }
 
@@ -123,7 +130,9 @@ export class AckedPublisher {
   }
 
   close(): void {
-    clearInterval(this.sweeper);
+    this.closed = true;
+    clearTimeout(this.sweeper);
+    this.sweeper = undefined;
     this.stopRefusals();
     this.sub.unsubscribe();
     for (const p of this.pending.values()) p.reject(new Error('publisher closed'));
@@ -139,6 +148,7 @@ export class AckedPublisher {
       const late = this.overdue.get(id);
       if (late !== undefined) {
         this.overdue.delete(id);
+        this.disarmWhenIdle();
         this.timeout.sample(Date.now() - late.sentAt);
         const ack = readAck(msg, late.subject, 0);
         if (!(ack instanceof Error)) late.onLate?.(ack);
@@ -146,6 +156,7 @@ export class AckedPublisher {
       return;
     }
     this.pending.delete(id);
+    this.disarmWhenIdle();
     this.timeout.sample(Date.now() - p.sentAt);
     const ack = readAck(msg, p.subject, p.bytes);
     if (ack instanceof Error) p.reject(ack);
@@ -158,9 +169,48 @@ export class AckedPublisher {
     for (const [id, p] of this.pending) {
       if (p.subject !== subject) continue;
       this.pending.delete(id);
+      this.disarmWhenIdle();
       p.reject(new PublishRefusedError(subject, { cause: error }));
       return;
     }
+  }
+
+  /**
+   * Sets the sweep for `deadline` (a new publish's) or the next whole second
+   * of the wall clock, whichever comes first, unless one is set sooner. A
+   * sweep finds what has waited past its deadline, and sets the next while
+   * anything waits. On the whole second an agent's tick wakes the process
+   * anyway: a sweep of its own between ticks woke it 3 times a second at
+   * 1 Hz, each wake-up ~0.2 ms of CPU on a VM, and a timer cleared when the
+   * acks come back still wakes it (node keeps the loop's timer for the
+   * earliest time ever set; test/bench/README.md, "wake-ups").
+   */
+  private arm(deadline: number): void {
+    if (this.closed) return;
+    const now = Date.now();
+    const at = Math.min(deadline, now - (now % SWEEP_ALIGN_MS) + SWEEP_ALIGN_MS + SWEEP_LAG_MS);
+    if (this.sweeper !== undefined && this.sweepAt <= at) return;
+    clearTimeout(this.sweeper);
+    this.sweepAt = at;
+    // +1: node truncates a delay to whole milliseconds, and the sweep must not come before the deadline
+    this.sweeper = setTimeout(() => this.onSweep(), Math.max(1, at - now + 1));
+    this.sweeper.unref();
+  }
+
+  private onSweep(): void {
+    this.sweeper = undefined;
+    this.sweepAt = Number.POSITIVE_INFINITY;
+    this.sweep();
+    let next = Number.POSITIVE_INFINITY;
+    for (const p of this.pending.values()) next = Math.min(next, p.deadline);
+    if (this.pending.size > 0 || this.overdue.size > 0) this.arm(next);
+  }
+
+  private disarmWhenIdle(): void {
+    if (this.sweeper === undefined || this.pending.size > 0 || this.overdue.size > 0) return;
+    clearTimeout(this.sweeper);
+    this.sweeper = undefined;
+    this.sweepAt = Number.POSITIVE_INFINITY;
   }
 
   private sweep(): void {
