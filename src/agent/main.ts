@@ -21,6 +21,7 @@ import { SAMPLERS } from '../samplers/registry.js';
 import { instanceHex } from '../frame/types.js';
 import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
+import { everyOnTheClock } from './clock.js';
 import { appliedAgentMallocArenas } from './malloc-arenas.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
 
@@ -144,7 +145,8 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   };
   await agent.start((sampler) => steps.step(`starting sampler ${sampler}`));
   keeper.watch(agent);
-  const periodic = setInterval(() => void writeStatus(), STATUS_EVERY_MS);
+  // on the clock, 3 ms past the boundary: in the wake-up of a tick (clock.ts)
+  const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
   log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), malloc_arena_max: appliedAgentMallocArenas() }, 'agent running');
   return {
     agent,
@@ -154,7 +156,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
     httpPort: http === undefined ? undefined : (http.address() as AddressInfo).port,
     async stop() {
       http?.close();
-      clearInterval(periodic);
+      stopPeriodic();
       clearTimeout(statusTimer);
       keeper.stop();
       await agent.stop();

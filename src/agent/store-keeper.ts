@@ -26,6 +26,7 @@ import { bucketStream, descriptorBucket, statusBucket } from '../bus/kv.js';
 import { ensureStream, type StreamOptions } from '../bus/stream.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET, descriptorKey } from '../bus/subjects.js';
 import { NatsPermissionError, NoStreamError } from '../errors.js';
+import { everyOnTheClock } from './clock.js';
 
 export interface StoreKeeperOptions {
   readonly nc: NatsConnection;
@@ -77,7 +78,7 @@ function explainRefusal(error: unknown): never {
 
 export class StoreKeeper {
   private owner: DescriptorOwner | undefined;
-  private timer: NodeJS.Timeout | undefined;
+  private stopTimer: (() => void) | undefined;
   private repairing: Promise<void> | undefined;
   private lastRepairAt = 0;
   /** names found missing in the current episode (undefined: none open) */
@@ -113,12 +114,14 @@ export class StoreKeeper {
   /** Starts the periodic descriptor check for the agent's descriptors. */
   watch(owner: DescriptorOwner): void {
     this.owner = owner;
-    this.timer = setInterval(() => void this.check(), this.o.checkEveryMs ?? CHECK_EVERY_MS);
-    this.timer.unref();
+    this.stopTimer?.();
+    // on the clock, 4 ms past the boundary: in the wake-up of the agent's tick (clock.ts)
+    this.stopTimer = everyOnTheClock(this.o.checkEveryMs ?? CHECK_EVERY_MS, 4, () => void this.check());
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopTimer?.();
+    this.stopTimer = undefined;
   }
 
   /**

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { msToNextTick, nowNs, tightestAnchor } from '../../src/agent/clock.js';
+import { everyOnTheClock, msToNextTick, nowNs, tightestAnchor } from '../../src/agent/clock.js';
 
 test('the anchor is the tightest of its tries: a Date.now() read after a 24 ms preemption is not used', (t) => {
   const preempted = { h0: 1_000_000_000n, wallMs: 5_024, h1: 1_024_100_000n };
@@ -30,4 +30,20 @@ test('msToNextTick counts to the next whole interval', (t) => {
   t.is(msToNextTick(100, 1_234), 66);
   t.is(msToNextTick(100, 1_300), 100);
   t.is(msToNextTick(1000, 999), 1);
+});
+
+test('everyOnTheClock calls once per whole multiple of its period, lagMs past it, until stopped', async (t) => {
+  const EVERY = 200;
+  const LAG = 5;
+  const at: number[] = [];
+  const stop = everyOnTheClock(EVERY, LAG, () => at.push(Date.now()));
+  await new Promise((r) => setTimeout(r, 1100));
+  stop();
+  const calls = at.length;
+  await new Promise((r) => setTimeout(r, 2 * EVERY + 50));
+  t.is(at.length, calls, 'nothing after stop');
+  t.true(calls >= 3, `${calls} calls in 1.1 s`);
+  // one call per boundary: a timer that fired early and was set again for the rest would call twice
+  const slots = at.map((ms) => Math.floor((ms - LAG + 1) / EVERY));
+  t.deepEqual(slots, [...new Set(slots)].sort((a, b) => a - b), `one call per boundary: ${at.map((ms) => ms % EVERY).join(', ')}`);
 });
