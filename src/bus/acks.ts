@@ -21,6 +21,7 @@ export interface PubAck {
 /** A publish that timed out, kept a while for its late ack. */
 interface Overdue {
   readonly subject: string;
+  /** performance.now() */
   readonly sentAt: number;
   readonly onLate: ((ack: PubAck) => void) | undefined;
 }
@@ -31,6 +32,7 @@ interface Pending {
   readonly bytes: number;
   readonly resolve: (ack: PubAck) => void;
   readonly reject: (error: Error) => void;
+  /** performance.now(), as the deadline: the monotonic clock */
   readonly sentAt: number;
   readonly deadline: number;
 }
@@ -107,6 +109,8 @@ export class AckedPublisher {
    */
   publish(subject: string, data: Uint8Array, msgId: string, onLate?: (ack: PubAck) => void): Promise<PubAck> {
     const id = this.nextId++;
+    // after close() no sweep is set and no ack is listened for: it would wait forever
+    if (this.closed) return Promise.reject(new Error('publisher closed'));
     return new Promise<PubAck>((resolve, reject) => {
       const h = headers();
       h.set('Nats-Msg-Id', msgId);
@@ -117,7 +121,7 @@ export class AckedPublisher {
         reject(asError(publishFailure(error, subject, data.byteLength)));
         return;
       }
-      const now = Date.now();
+      const now = performance.now();
       const deadline = now + this.timeout.ms;
       this.pending.set(id, { subject, bytes: data.byteLength, resolve, reject, onLate, sentAt: now, deadline });
       this.arm(deadline);
@@ -149,7 +153,7 @@ export class AckedPublisher {
       if (late !== undefined) {
         this.overdue.delete(id);
         this.disarmWhenIdle();
-        this.timeout.sample(Date.now() - late.sentAt);
+        this.timeout.sample(performance.now() - late.sentAt);
         const ack = readAck(msg, late.subject, 0);
         if (!(ack instanceof Error)) late.onLate?.(ack);
       }
@@ -157,7 +161,7 @@ export class AckedPublisher {
     }
     this.pending.delete(id);
     this.disarmWhenIdle();
-    this.timeout.sample(Date.now() - p.sentAt);
+    this.timeout.sample(performance.now() - p.sentAt);
     const ack = readAck(msg, p.subject, p.bytes);
     if (ack instanceof Error) p.reject(ack);
     else p.resolve(ack);
@@ -187,13 +191,16 @@ export class AckedPublisher {
    */
   private arm(deadline: number): void {
     if (this.closed) return;
-    const now = Date.now();
-    const at = Math.min(deadline, now - (now % SWEEP_ALIGN_MS) + SWEEP_ALIGN_MS + SWEEP_LAG_MS);
+    // deadlines on the monotonic clock (a wall clock stepped back must not hold timeouts off);
+    // the whole second on the wall clock, where the agent's ticks are
+    const now = performance.now();
+    const wall = Date.now();
+    const at = Math.min(deadline, now + SWEEP_ALIGN_MS - (wall % SWEEP_ALIGN_MS) + SWEEP_LAG_MS);
     if (this.sweeper !== undefined && this.sweepAt <= at) return;
     clearTimeout(this.sweeper);
     this.sweepAt = at;
-    // +1: node truncates a delay to whole milliseconds, and the sweep must not come before the deadline
-    this.sweeper = setTimeout(() => this.onSweep(), Math.max(1, at - now + 1));
+    // +1: the sweep must not come before the deadline (node counts timers in whole milliseconds)
+    this.sweeper = setTimeout(() => this.onSweep(), Math.max(1, Math.ceil(at - now) + 1));
     this.sweeper.unref();
   }
 
@@ -214,12 +221,12 @@ export class AckedPublisher {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = performance.now();
     for (const [id, p] of this.pending) {
       if (p.deadline > now) continue;
       this.pending.delete(id);
       this.overdue.set(id, { subject: p.subject, sentAt: p.sentAt, onLate: p.onLate });
-      p.reject(new Error(`no publish ack within ${p.deadline - p.sentAt} ms`));
+      p.reject(new Error(`no publish ack within ${Math.round(p.deadline - p.sentAt)} ms`));
     }
     // a late ack older than the longest timeout says nothing more; ids grow, so the oldest come first
     for (const [id, late] of this.overdue) {

@@ -292,6 +292,8 @@ export class Publisher {
     this.retrying = true;
     for (let attempt = 0; !this.closed; attempt++) {
       await new Promise((r) => setTimeout(r, Math.min(MAX_BACKOFF_MS, 50 * 2 ** attempt)));
+      // closed during the back-off: the acks are gone, a send now would never be answered
+      if (this.closed) break;
       const item = this.queue.slice(this.head).find((i) => !i.done);
       if (item === undefined) break;
       try {

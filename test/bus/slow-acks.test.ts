@@ -116,3 +116,37 @@ test.serial('frames whose ack comes late are not sent again: a slow server gets 
   await publisher.close();
   await nc.close();
 });
+
+test.serial('a publish after close() fails at once (no sweep would ever time it out); one before it is rejected by close', async (t) => {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'closed-acks', log });
+  // a subject nobody answers: no stream, no responder
+  const acks = new AckedPublisher(nc, 60_000);
+  const before = acks.publish('silent.a', new Uint8Array(8), 'id-before');
+  acks.close();
+  await t.throwsAsync(before, { message: /publisher closed/ });
+  await t.throwsAsync(acks.publish('silent.b', new Uint8Array(8), 'id-after'), { message: /publisher closed/ });
+  await nc.close();
+});
+
+test.serial('a wall clock stepped back does not hold off a timeout: deadlines are on the monotonic clock', async (t) => {
+  const log = silentLogger();
+  const nc = await connectBus({ url: server.url, name: 'clock-step', log });
+  // a responder that never answers: the publish can only end by its timeout
+  nc.subscribe('mute.>', { callback: () => {} });
+  await nc.flush();
+  const acks = new AckedPublisher(nc, 300);
+  const realNow = Date.now;
+  const sent = performance.now();
+  const p = acks.publish('mute.a', new Uint8Array(8), 'id-step');
+  Date.now = () => realNow() - 60_000; // an NTP step of one minute back
+  try {
+    await t.throwsAsync(p, { message: /no publish ack within 300 ms/ });
+  } finally {
+    Date.now = realNow;
+  }
+  const took = performance.now() - sent;
+  t.true(took < 1500, `timed out after ${Math.round(took)} ms`);
+  acks.close();
+  await nc.close();
+});
