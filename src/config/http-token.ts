@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { isLoopback } from '../security/bearer.js';
+import { envValue } from './env-value.js';
 
 export const HTTP_TOKEN_ENV = 'REZOLUS_HTTP_TOKEN';
 
@@ -16,8 +17,9 @@ export function httpToken(
   env: NodeJS.ProcessEnv = process.env,
   listenFlag?: string,
 ): string {
-  const fromEnv = env[HTTP_TOKEN_ENV];
-  const token = fromEnv !== undefined && fromEnv !== '' ? fromEnv : fileToken;
+  // less one trailing line end, as the NATS credentials (a variable filled from a file)
+  const fromEnv = envValue(env[HTTP_TOKEN_ENV] ?? '');
+  const token = fromEnv !== '' ? fromEnv : fileToken;
   if (token !== '' && token.length < 16) throw new ConfigError(`${at} token (or ${HTTP_TOKEN_ENV}) must be at least 16 characters, got ${token.length}`);
   if (token === '' && !isLoopback(listen.host)) {
     // name where the address came from: the flag, or the file's section

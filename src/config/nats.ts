@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { envValue } from './env-value.js';
 
 /**
  * How a process authenticates to NATS and checks the server: the [nats]
@@ -36,17 +37,6 @@ const INBOX_PREFIX = /^[A-Za-z0-9_$-]+(?:\.[A-Za-z0-9_$-]+)*$/;
 
 export function envName(key: Key): string {
   return `REZOLUS_NATS_${key.toUpperCase()}`;
-}
-
-/**
- * An environment value less one trailing line end: a variable filled from a
- * file (a Kubernetes Secret key made with --from-file, `$(cat pw)` keeps
- * none, but `nats-auth`'s password files end with one) would otherwise carry
- * it into the password, and the server would refuse a login that looks
- * right. No user name, path or generated password ends with a line end.
- */
-export function envValue(raw: string): string {
-  return raw.endsWith('\r\n') ? raw.slice(0, -2) : raw.endsWith('\n') ? raw.slice(0, -1) : raw;
 }
 
 /**

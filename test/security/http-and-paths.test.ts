@@ -28,6 +28,9 @@ test('a non-loopback listen needs a token; REZOLUS_HTTP_TOKEN overrides the file
   t.is(err?.message, 'agent.toml: [http] listen 0.0.0.0:4241 is reachable from other hosts: set [http] token (or REZOLUS_HTTP_TOKEN), or listen on 127.0.0.1');
   t.is(httpToken({ host: '0.0.0.0', port: 4241 }, 'from-the-file-0123', 'x', {}), 'from-the-file-0123');
   t.is(httpToken({ host: '0.0.0.0', port: 4241 }, 'from-the-file-0123', 'x', { REZOLUS_HTTP_TOKEN: 'from-the-env-012345' }), 'from-the-env-012345');
+  // a variable filled from a file keeps the file's line end: dropped, or every request would get a 401
+  t.is(httpToken({ host: '0.0.0.0', port: 4241 }, '', 'x', { REZOLUS_HTTP_TOKEN: 'from-the-env-012345\n' }), 'from-the-env-012345');
+  t.is(httpToken({ host: '0.0.0.0', port: 4241 }, '', 'x', { REZOLUS_HTTP_TOKEN: 'from-the-env-012345\r\n' }), 'from-the-env-012345');
   t.throws(() => httpToken({ host: '0.0.0.0', port: 1 }, 'short', 'x', {}), { instanceOf: ConfigError, message: /at least 16 characters, got 5/ });
 });
 
