@@ -221,12 +221,12 @@ export class Agent implements AgentIntrospection {
   }
 
   /**
-   * The next tick, one millisecond past the boundary: node truncates a
-   * timer's delay to whole milliseconds and counts it from the event loop's
-   * cached clock, so a timer set for the boundary itself fires up to a
-   * millisecond early, and tick() then sets another for the rest (two more
-   * wake-ups of the process a tick, each costing about as much as a small
-   * sampler's refresh at 1 Hz).
+   * The next tick, one millisecond past the boundary: node counts timers on
+   * the monotonic clock in whole milliseconds, whose edges are not the wall
+   * clock's, so a timer set for the boundary itself can fire up to a
+   * millisecond before it, and tick() then sets another for the rest: one
+   * more wake-up of the process, which costs about as much as a small
+   * sampler's refresh at 1 Hz on a VM.
    */
   private schedule(intervalMs: number): void {
     if (this.stopped) return;
@@ -247,9 +247,6 @@ export class Agent implements AgentIntrospection {
       this.timers.set(intervalMs, timer);
       return;
     }
-    // the next tick before this one's work: set after it, the timer would count from a loop
-    // clock that many milliseconds old, and fire that much early
-    this.schedule(intervalMs);
     const slot = Math.floor(now / intervalMs);
     if (this.lastTick.get(intervalMs) !== slot) {
       this.lastTick.set(intervalMs, slot);
@@ -264,6 +261,7 @@ export class Agent implements AgentIntrospection {
         });
       }
     }
+    this.schedule(intervalMs);
   }
 
   private async refresh(r: Runtime, last = false): Promise<void> {

@@ -63,12 +63,14 @@ export function msToNextTick(intervalMs: number, nowMs = Date.now()): number {
  * own: ~0.2 ms of CPU each on a VM (test/bench/README.md, "wake-ups").
  */
 export function everyOnTheClock(everyMs: number, lagMs: number, fn: () => void): () => void {
+  if (!(everyMs >= 1 && Number.isInteger(everyMs))) throw new RangeError(`everyOnTheClock: a period of whole milliseconds, at least 1, got ${everyMs}`);
+  if (!(lagMs >= 0 && lagMs < everyMs)) throw new RangeError(`everyOnTheClock: a lag from 0 to below the period, got ${lagMs}`);
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   const arm = (): void => {
     if (stopped) return;
     timer = setTimeout(() => {
-      // the next one first, counted from now: set after fn, it would count from the loop's older clock
+      // the next one first: a call that throws does not end the series
       arm();
       fn();
     }, msToNextTick(everyMs) + lagMs);

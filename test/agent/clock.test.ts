@@ -47,3 +47,9 @@ test('everyOnTheClock calls once per whole multiple of its period, lagMs past it
   const slots = at.map((ms) => Math.floor((ms - LAG + 1) / EVERY));
   t.deepEqual(slots, [...new Set(slots)].sort((a, b) => a - b), `one call per boundary: ${at.map((ms) => ms % EVERY).join(', ')}`);
 });
+
+test('everyOnTheClock refuses a period or lag it cannot keep, instead of calling every millisecond', (t) => {
+  for (const every of [0, -5, Number.NaN, 0.5, 1.5]) t.throws(() => everyOnTheClock(every, 0, () => {}), { instanceOf: RangeError }, String(every));
+  t.throws(() => everyOnTheClock(1000, 1000, () => {}), { instanceOf: RangeError });
+  t.throws(() => everyOnTheClock(1000, -1, () => {}), { instanceOf: RangeError });
+});
