@@ -20,6 +20,7 @@
 import { unpack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { METRICS_PREFIX } from '../bus/subjects.js';
+import { envValue } from '../config/env-value.js';
 import { fetchFailure } from '../errors.js';
 import { decodeFrame } from '../frame/codec.js';
 import { parseDescriptor } from '../frame/descriptor.js';
@@ -166,7 +167,7 @@ export class PollSource implements FrameSource {
 
   /** One poll, within timeoutMs (the body too). */
   async #pollOnce(intake: FrameIntake, timeoutMs: number): Promise<PolledFrame[]> {
-    const token = this.options.token ?? process.env.REZOLUS_HTTP_TOKEN;
+    const token = this.options.token ?? envValue(process.env.REZOLUS_HTTP_TOKEN ?? '');
     const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
     // the frames published since the last snapshot too: a late poll loses none (src/agent/snapshot.ts)
     const url = this.#sinceNs === undefined ? this.target : `${this.target}${this.target.includes('?') ? '&' : '?'}since=${this.#sinceNs}`;
