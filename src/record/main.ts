@@ -77,7 +77,7 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
   let timer: NodeJS.Timeout | undefined;
   if (end !== undefined) timer = setTimeout(function check(waited: boolean) {
     const now = nowNs();
-    if (end.completeAt(now) || now > end.deadlineNs()) {
+    if (end.overAt(now)) {
       source.stop();
       return;
     }

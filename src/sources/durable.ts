@@ -301,7 +301,7 @@ export class DurableSource implements FrameSource {
           if (this.#state.stopped) break;
         }
         // after the message, so that its own lateness moves the deadline (a late frame of the window is used)
-        if (end !== undefined && (end.completeAt(timeNs) || timeNs > end.deadlineNs())) {
+        if (end?.overAt(timeNs)) {
           ended = true;
           break;
         }
@@ -321,7 +321,7 @@ export class DurableSource implements FrameSource {
     const end = this.#end;
     // what the ledger held may already close the window (a restart after the end)
     const heldUntil = this.#arrivedNs;
-    if (end !== undefined && heldUntil !== undefined && (end.completeAt(heldUntil) || heldUntil > end.deadlineNs())) return;
+    if (end !== undefined && heldUntil !== undefined && end.overAt(heldUntil)) return;
     while (!this.#state.stopped) {
       const from = this.#consumer;
       // undefined: stopped while waiting for the stream
@@ -336,7 +336,7 @@ export class DurableSource implements FrameSource {
         continue;
       }
       const now = BigInt(Date.now()) * 1_000_000n;
-      if (end !== undefined && (end.completeAt(now) || now > end.deadlineNs()) && (last === undefined || last.pending === 0)) {
+      if (end?.overAt(now) && (last === undefined || last.pending === 0)) {
         // past the end and caught up, unless the server holds more (it may have been away)
         if ((await from.pending()) === 0) return;
       }

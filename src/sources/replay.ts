@@ -128,7 +128,7 @@ export class ReplaySource implements FrameSource {
             if (wait !== undefined) await wait;
           }
           // in frame time: after the message, so that its own lateness moves the deadline
-          if (m.info.pending === 0 || (end !== undefined && (end.completeAt(storedNs) || storedNs > end.deadlineNs()))) break;
+          if (m.info.pending === 0 || end?.overAt(storedNs) === true) break;
         }
       } finally {
         await messages.close();

@@ -104,6 +104,11 @@ export class WindowEnd {
     return nowNs > this.endNs && this.#past.size > 0 && this.#open === 0;
   }
 
+  /** Whether the read ends at `nowNs` (the arrivals' clock): the window is complete, or its deadline has passed. */
+  overAt(nowNs: bigint): boolean {
+    return this.completeAt(nowNs) || nowNs > this.deadlineNs();
+  }
+
   /** pairs seen that have no frame past the end yet */
   get waitingFor(): number {
     return this.#open;

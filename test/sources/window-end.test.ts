@@ -97,3 +97,16 @@ test('the bounds move down to row times, so adjacent windows share no row; a win
   const short = new WindowEnd(10n * S + 200_000_000n, 5n * S, 10n * S + 100_000_000n);
   t.deepEqual([short.startNs, short.endNs], [10n * S + 100_000_000n, 10n * S + 200_000_000n], '100 ms at rows of 5 s: as given');
 });
+
+test('the read is over once the window is complete, or at the deadline without it', (t) => {
+  const w = new WindowEnd(END, S);
+  w.admit('a', 'cpu', END - S, END);
+  w.admit('b', 'cpu', END - S, END);
+  const deadline = w.deadlineNs();
+  t.false(w.overAt(END + S), 'b has no frame past the end yet');
+  t.false(w.overAt(deadline), 'at the deadline itself');
+  t.true(w.overAt(deadline + 1n), 'past it');
+  w.admit('a', 'cpu', END + S, END + S);
+  w.admit('b', 'cpu', END + S, END + S);
+  t.true(w.overAt(END + S), 'complete');
+});
