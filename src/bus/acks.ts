@@ -108,9 +108,9 @@ export class AckedPublisher {
    * that has not sent it again yet need not.
    */
   publish(subject: string, data: Uint8Array, msgId: string, onLate?: (ack: PubAck) => void): Promise<PubAck> {
-    const id = this.nextId++;
     // after close() no sweep is set and no ack is listened for: it would wait forever
     if (this.closed) return Promise.reject(new Error('publisher closed'));
+    const id = this.nextId++;
     return new Promise<PubAck>((resolve, reject) => {
       const h = headers();
       h.set('Nats-Msg-Id', msgId);
@@ -135,8 +135,7 @@ export class AckedPublisher {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.sweeper);
-    this.sweeper = undefined;
+    this.stopSweep();
     this.stopRefusals();
     this.sub.unsubscribe();
     for (const p of this.pending.values()) p.reject(new Error('publisher closed'));
@@ -207,23 +206,34 @@ export class AckedPublisher {
   private onSweep(): void {
     this.sweeper = undefined;
     this.sweepAt = Number.POSITIVE_INFINITY;
-    this.sweep();
-    let next = Number.POSITIVE_INFINITY;
-    for (const p of this.pending.values()) next = Math.min(next, p.deadline);
-    if (this.pending.size > 0 || this.overdue.size > 0) this.arm(next);
+    const next = this.sweep();
+    if (this.waiting) this.arm(next);
+  }
+
+  /** a publish waits for its ack, or a timed-out one for a late ack */
+  private get waiting(): boolean {
+    return this.pending.size > 0 || this.overdue.size > 0;
   }
 
   private disarmWhenIdle(): void {
-    if (this.sweeper === undefined || this.pending.size > 0 || this.overdue.size > 0) return;
+    if (!this.waiting) this.stopSweep();
+  }
+
+  private stopSweep(): void {
     clearTimeout(this.sweeper);
     this.sweeper = undefined;
     this.sweepAt = Number.POSITIVE_INFINITY;
   }
 
-  private sweep(): void {
+  /** Rejects what waited past its deadline; returns the earliest deadline left (Infinity: none). */
+  private sweep(): number {
     const now = performance.now();
+    let next = Number.POSITIVE_INFINITY;
     for (const [id, p] of this.pending) {
-      if (p.deadline > now) continue;
+      if (p.deadline > now) {
+        if (p.deadline < next) next = p.deadline;
+        continue;
+      }
       this.pending.delete(id);
       this.overdue.set(id, { subject: p.subject, sentAt: p.sentAt, onLate: p.onLate });
       p.reject(new Error(`no publish ack within ${Math.round(p.deadline - p.sentAt)} ms`));
@@ -233,6 +243,7 @@ export class AckedPublisher {
       if (now - late.sentAt <= 2 * this.timeout.ceilingMs) break;
       this.overdue.delete(id);
     }
+    return next;
   }
 }
 

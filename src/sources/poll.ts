@@ -168,7 +168,7 @@ export class PollSource implements FrameSource {
   /** One poll, within timeoutMs (the body too). */
   async #pollOnce(intake: FrameIntake, timeoutMs: number): Promise<PolledFrame[]> {
     const token = this.options.token ?? envValue(process.env.REZOLUS_HTTP_TOKEN ?? '');
-    const headers = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : undefined;
+    const headers = token !== '' ? { authorization: `Bearer ${token}` } : undefined;
     // the frames published since the last snapshot too: a late poll loses none (src/agent/snapshot.ts)
     const url = this.#sinceNs === undefined ? this.target : `${this.target}${this.target.includes('?') ? '&' : '?'}since=${this.#sinceNs}`;
     // a timer of our own: AbortSignal.timeout() can miss its time after a GC on Node 20 (see alert/alertmanager.ts)
