@@ -108,17 +108,21 @@ export interface NativeAddon {
 
 let cached: NativeAddon | undefined;
 
-/** The addon, or a NATIVE_UNAVAILABLE error that says how to build it. */
-export function loadNative(): NativeAddon {
-  if (cached !== undefined) return cached;
-  if (!existsSync(ADDON_PATH)) {
-    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${ADDON_PATH} is not built (npm run build:native)`);
+/** The addon file at `path`, or a NATIVE_UNAVAILABLE error that says how to build it, or why it does not load. */
+function requireAddon<T>(path: string): T {
+  if (!existsSync(path)) {
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${path} is not built (npm run build:native)`);
   }
   try {
-    cached = createRequire(import.meta.url)(ADDON_PATH) as NativeAddon;
+    return createRequire(import.meta.url)(path) as T;
   } catch (error) {
-    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${ADDON_PATH} does not load: ${String(error)}`, { cause: error });
+    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${path} does not load: ${String(error)}`, { cause: error });
   }
+}
+
+/** The addon, or a NATIVE_UNAVAILABLE error that says how to build it. */
+export function loadNative(): NativeAddon {
+  cached ??= requireAddon<NativeAddon>(ADDON_PATH);
   return cached;
 }
 
@@ -133,14 +137,7 @@ export interface MallocAddon {
 
 /** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */
 export function loadMallocAddon(): MallocAddon {
-  if (!existsSync(MALLOC_ADDON_PATH)) {
-    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${MALLOC_ADDON_PATH} is not built (npm run build:native)`);
-  }
-  try {
-    return createRequire(import.meta.url)(MALLOC_ADDON_PATH) as MallocAddon;
-  } catch (error) {
-    throw new RezolusError('NATIVE_UNAVAILABLE', `native addon ${MALLOC_ADDON_PATH} does not load: ${String(error)}`, { cause: error });
-  }
+  return requireAddon<MallocAddon>(MALLOC_ADDON_PATH);
 }
 
 /** Where the build puts the object of `bpf/<relative>.bpf.c`. */
