@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import { RezolusError } from '../errors.js';
@@ -13,6 +13,8 @@ export interface NatsServerOptions {
   readonly startTimeoutMs?: number;
   /** a nats-server config file (-c): accounts, users, tls {}; the flags here override its listen and store */
   readonly configFile?: string | undefined;
+  /** picks the port when `port` is 0 (default: freePort; a test gives one that returns a taken port first) */
+  readonly pickPort?: () => Promise<number>;
 }
 
 export interface NatsServer {
@@ -116,6 +118,28 @@ export async function privateServerUrl(dataDir = './data'): Promise<string | und
   return m !== null && (await natsAnswers('127.0.0.1', Number(m[1]), 500)) ? url : undefined;
 }
 
+/** True when a nats-server log (or its stderr) says a port it wanted was taken. */
+export function portTakenIn(text: string): boolean {
+  return /bind: address already in use/.test(text);
+}
+
+/** The text a file gained past `from` bytes ('' when it cannot be read). */
+function textSince(file: string, from: number): string {
+  try {
+    return readFileSync(file).subarray(from).toString('utf8');
+  } catch {
+    return '';
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 /** Starts `nats-server -js` on loopback with its store under dataDir and waits until it answers. */
 export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer> {
   if (!existsSync(o.binary)) {
@@ -124,14 +148,32 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
       `nats-server not found at ${o.binary}: install it (apt-get install nats-server) or pass --nats URL`,
     );
   }
-  const port = o.port === 0 ? await freePort() : o.port;
   mkdirSync(o.dataDir, { recursive: true });
-  // nats-server keeps its store in <-sd>/jetstream
-  const storeDir = join(o.dataDir, 'jetstream');
   const logFile = join(o.dataDir, 'nats-server.log');
   const pidFile = join(o.dataDir, 'nats-server.pid');
   await stopStale(pidFile, o.dataDir);
+  // A port picked here is free when picked, but any process (another test, or
+  // an outgoing connection's ephemeral port) may take it before the server
+  // binds: then a new one is picked. A port the caller named is not changed.
+  for (let attempt = 1; ; attempt++) {
+    const port = o.port === 0 ? await (o.pickPort ?? freePort)() : o.port;
+    try {
+      return await launch(o, port, logFile, pidFile);
+    } catch (error) {
+      if (error instanceof PortTaken && o.port === 0 && attempt < PORT_ATTEMPTS) continue;
+      throw error instanceof PortTaken ? error.cause : error;
+    }
+  }
+}
+
+const PORT_ATTEMPTS = 5;
+
+/** The server exited at start because its port was taken (`cause` is the error to report). */
+class PortTaken extends Error {}
+
+async function launch(o: NatsServerOptions, port: number, logFile: string, pidFile: string): Promise<NatsServer> {
   const config = o.configFile === undefined ? [] : ['-c', o.configFile];
+  const logFrom = sizeOf(logFile);
   const child = spawn(o.binary, [...config, '-a', '127.0.0.1', '-p', String(port), '-js', '-sd', o.dataDir, '-l', logFile, '-P', pidFile], {
     stdio: ['ignore', 'ignore', 'pipe'],
     // Its own process group: a Ctrl-C in the terminal reaches rezolus, which stops
@@ -154,7 +196,9 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
   const deadline = Date.now() + (o.startTimeoutMs ?? 10_000);
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new RezolusError('NATS_SERVER_FAILED', `nats-server exited (${child.exitCode ?? child.signalCode}) at start; see ${logFile} ${stderr}`.trim());
+      const failed = new RezolusError('NATS_SERVER_FAILED', `nats-server exited (${child.exitCode ?? child.signalCode}) at start; see ${logFile} ${stderr}`.trim());
+      if (portTakenIn(stderr + textSince(logFile, logFrom))) throw new PortTaken(`port ${port} taken`, { cause: failed });
+      throw failed;
     }
     if (await natsAnswers('127.0.0.1', port, 500)) break;
     if (Date.now() > deadline) {
@@ -171,7 +215,8 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
     url: `nats://127.0.0.1:${port}`,
     port,
     pid: child.pid as number,
-    storeDir,
+    // nats-server keeps its store in <-sd>/jetstream
+    storeDir: join(o.dataDir, 'jetstream'),
     logFile,
     process: child,
     exited,

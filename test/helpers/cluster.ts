@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from '../../scripts/gen-docs.js';
 import { loadCompose } from './deploy.js';
-import { freePort, natsAnswers } from '../../src/up/nats-server.js';
+import { freePort, natsAnswers, portTakenIn } from '../../src/up/nats-server.js';
 import { NATS_SERVER_BIN, reapOrphans } from './nats.js';
 import { until } from './until.js';
 
@@ -69,6 +69,14 @@ export function nodeEnv(name: string, routePorts: readonly number[]): Record<str
   return { NATS_NAME: env.NATS_NAME, NATS_ROUTE_PASSWORD: env.NATS_ROUTE_PASSWORD ?? '', NATS_ROUTES: local };
 }
 
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 async function waitListening(port: number, child: ChildProcess, ms: number): Promise<void> {
   const until = Date.now() + ms;
   while (Date.now() < until) {
@@ -84,7 +92,24 @@ export interface ClusterOptions {
   readonly auth?: string;
 }
 
+/**
+ * Starts the cluster on nine free ports. A port free when picked may be taken
+ * before its node binds (by another test, or as an outgoing connection's
+ * ephemeral port): then the whole cluster starts again on new ports.
+ */
 export async function startCluster(o: ClusterOptions = {}): Promise<TestCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(o);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt === 5) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startClusterOnce(o: ClusterOptions): Promise<TestCluster> {
   const dir = mkdtempSync(DIR_PREFIX);
   const ports = await Promise.all([0, 1, 2].map(() => freePort()));
   const routePorts = await Promise.all([0, 1, 2].map(() => freePort()));
@@ -139,8 +164,9 @@ export async function startCluster(o: ClusterOptions = {}): Promise<TestCluster>
   try {
     for (const n of nodes) await waitListening(n.port, n.process, 10_000);
   } catch (error) {
+    const taken = nodes.some((n) => portTakenIn(readText(join(dir, `${n.name}.log`))));
     await self.dispose();
-    throw error;
+    throw taken ? new PortTaken(`a port was taken before its node bound (${String(error)})`) : error;
   }
   return self;
 }

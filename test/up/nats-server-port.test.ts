@@ -1,0 +1,72 @@
+/**
+ * A port picked for the private nats-server can be taken before the server
+ * binds it (another process, or an outgoing connection's ephemeral port):
+ * startNatsServer then picks another; a port the caller named is never changed.
+ */
+import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, natsAnswers, portTakenIn, startNatsServer } from '../../src/up/nats-server.js';
+import { NATS_SERVER_BIN } from '../helpers/nats.js';
+
+async function squat(): Promise<{ server: Server; port: number }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as { port: number }).port };
+}
+
+test('portTakenIn knows nats-server\'s fatal line for a taken port, and nothing else', (t) => {
+  t.true(portTakenIn('[4978] 2026/11/29 11:26:46.253756 [FTL] Error listening on port: 127.0.0.1:34177, "listen tcp 127.0.0.1:34177: bind: address already in use"'));
+  t.false(portTakenIn('[4978] [FTL] Error listening on port: 127.0.0.1:80, "listen tcp 127.0.0.1:80: bind: permission denied"'));
+  t.false(portTakenIn('[INF] Server is ready'));
+});
+
+test('a picked port taken before the server binds: the server starts on the next one picked', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-port-race-'));
+  const taken = [await squat(), await squat()];
+  const picks = [taken[0]?.port as number, taken[1]?.port as number];
+  let picked = 0;
+  const pickPort = async (): Promise<number> => picks[picked++] ?? freePort();
+  try {
+    const server = await startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir, pickPort });
+    try {
+      t.is(picked, 3, 'two taken ports, then a free one');
+      t.false(picks.includes(server.port));
+      t.true(await natsAnswers('127.0.0.1', server.port));
+      t.is(server.url, `nats://127.0.0.1:${server.port}`);
+    } finally {
+      await server.stop();
+    }
+  } finally {
+    for (const s of taken) s.server.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a named port that is taken is an error naming the log, not another port', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-port-named-'));
+  const { server: squatter, port } = await squat();
+  try {
+    const error = await t.throwsAsync(startNatsServer({ binary: NATS_SERVER_BIN, port, dataDir }));
+    t.regex(error?.message ?? '', /nats-server exited \(1\) at start; see .*nats-server\.log/);
+  } finally {
+    squatter.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('when every pick is taken it gives up after a few tries with the server\'s own error', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'rezolus-port-all-taken-'));
+  const { server: squatter, port } = await squat();
+  let picked = 0;
+  try {
+    const error = await t.throwsAsync(startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir, pickPort: async () => (picked++, port) }));
+    t.is(picked, 5);
+    t.regex(error?.message ?? '', /nats-server exited \(1\) at start/);
+  } finally {
+    squatter.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
