@@ -62,7 +62,10 @@ test('when every pick is taken it gives up after a few tries with the server\'s 
   const { server: squatter, port } = await squat();
   let picked = 0;
   try {
-    const error = await t.throwsAsync(startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir, pickPort: async () => (picked++, port) }));
+    const error = await t.throwsAsync(startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir, pickPort: async () => {
+      picked++;
+      return port;
+    } }));
     t.is(picked, 5);
     t.regex(error?.message ?? '', /nats-server exited \(1\) at start/);
   } finally {
