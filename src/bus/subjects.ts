@@ -40,7 +40,24 @@ export function metricsSubject(host: string, sampler: string): string {
   return `${METRICS_PREFIX}.${hostToken(host)}.${sampler}`;
 }
 
-/** The host token of a `rezolus.metrics.<host>.<sampler>` subject. */
+/**
+ * The last token of the subject a bundle (frame/bundle.ts: the frames of one
+ * tick in one message) travels on, `rezolus.metrics.<host>._bundle`. A
+ * sampler name starts with a letter, so no sampler's subject is this one.
+ */
+export const BUNDLE_TOKEN = '_bundle';
+
+/** The subject of a host's bundles. */
+export function bundleSubject(host: string): string {
+  return `${METRICS_PREFIX}.${hostToken(host)}.${BUNDLE_TOKEN}`;
+}
+
+/** Whether a frame subject carries bundles (its last token is BUNDLE_TOKEN). */
+export function isBundleSubject(subject: string): boolean {
+  return subject.endsWith(`.${BUNDLE_TOKEN}`);
+}
+
+/** The host token of a `rezolus.metrics.<host>.<sampler>` (or `.<host>._bundle`) subject. */
 export function subjectHostToken(subject: string): string {
   const at = METRICS_PREFIX.length + 1;
   return subject.slice(at, subject.indexOf('.', at));
@@ -174,6 +191,11 @@ export class MsgIdTags {
     this.#at += 8;
     return tag;
   }
+}
+
+/** The Nats-Msg-Id prefix of a run's bundles (then the bundle's seq and tag, taggedMsgId). */
+export function bundleMsgIdPrefix(host: string, instance: number): string {
+  return `${hostToken(host)}.${BUNDLE_TOKEN}.${instanceHex(instance)}.`;
 }
 
 /** frameMsgId without the seq: one string per sampler run, so a buffered frame keeps only its seq. */

@@ -90,6 +90,27 @@ export function decodeOnSubject(subject: string, data: Uint8Array, skipped: Skip
 }
 
 /**
+ * A frame out of a bundle that came on `<prefix>_bundle` (prefix ending in
+ * the host token and a dot): decodeOnSubject as if it had come alone on
+ * `<prefix><its sampler>`, so a frame naming another host, or a sampler
+ * that is not a subject token, is counted wrong_subject.
+ */
+export function decodeInBundle(prefix: string, data: Uint8Array, skipped: SkipStats): RawFrame | undefined {
+  let raw;
+  try {
+    raw = decodeFrame(data);
+  } catch {
+    skipped.garbage++;
+    return undefined;
+  }
+  if (!subjectMatches(prefix + raw.sampler, raw.host, raw.sampler)) {
+    skipped.wrongSubject++;
+    return undefined;
+  }
+  return raw;
+}
+
+/**
  * A message of a frame subject as a frame: decodeOnSubject, resolved, and
  * with a `guard`, checked to be newer than the frames of its run already
  * used; undefined (and counted) when it cannot be used. Checks happen in that

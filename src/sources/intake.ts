@@ -6,7 +6,9 @@
  */
 import type { Logger } from 'pino';
 import type { Frame, RawFrame } from '../frame/types.js';
-import { decodeOnSubject, resolveRaw, resolveWith, type DescriptorLookup, type SkipStats } from './checks.js';
+import { BUNDLE_TOKEN, isBundleSubject } from '../bus/subjects.js';
+import { bundleFrames } from '../frame/bundle.js';
+import { decodeInBundle, decodeOnSubject, resolveRaw, resolveWith, type DescriptorLookup, type SkipStats } from './checks.js';
 import { SeqGuard } from './order.js';
 import type { FrameHandler } from './source.js';
 
@@ -39,7 +41,7 @@ function deferred(): Deferred {
 
 /**
  * Messages in, checked frames out, in arrival order per subject (one host
- * and sampler): lookups of different messages run concurrently, but a frame
+ * and sampler; a bundle's frames each count under their sampler's subject): lookups of different messages run concurrently, but a frame
  * waiting for its descriptor from the bucket is not overtaken by a later one
  * of its subject whose descriptor is cached (the order guard would drop it
  * and the handler would see seqs go back). Memory: one slot per message
@@ -66,12 +68,41 @@ export class FrameIntake {
 
   take(subject: string, data: Uint8Array): Promise<void> | undefined {
     if (this.#closed) return undefined;
+    if (isBundleSubject(subject)) return this.#takeBundle(subject, data);
+    const raw = decodeOnSubject(subject, data, this.skipped);
+    return raw === undefined ? undefined : this.#takeRaw(subject, data, raw);
+  }
+
+  /**
+   * A bundle's frames, each taken as if it had come alone on its sampler's
+   * subject of the bundle's host (a frame naming another host is counted
+   * wrong_subject, one that is not a frame garbage, and the rest are used).
+   * A bundle that is not an array of bin is counted garbage once.
+   */
+  #takeBundle(subject: string, data: Uint8Array): Promise<void> | undefined {
+    let frames: Uint8Array[];
+    try {
+      frames = bundleFrames(data);
+    } catch {
+      this.skipped.garbage++;
+      return undefined;
+    }
+    const prefix = subject.slice(0, subject.length - BUNDLE_TOKEN.length);
+    let waits: Promise<void>[] | undefined;
+    for (const bytes of frames) {
+      const raw = decodeInBundle(prefix, bytes, this.skipped);
+      if (raw === undefined) continue;
+      const wait = this.#takeRaw(prefix + raw.sampler, bytes, raw);
+      if (wait !== undefined) (waits ??= []).push(wait);
+    }
+    if (waits === undefined) return undefined;
+    return waits.length === 1 ? waits[0] : Promise.all(waits).then(() => undefined);
+  }
+
+  #takeRaw(subject: string, data: Uint8Array, raw: RawFrame): Promise<void> | undefined {
     let queue = this.#queues.get(subject);
-    let raw: RawFrame | undefined;
     if (queue === undefined) {
       // The common case, without a promise: nothing of this subject waits, its descriptor is known.
-      raw = decodeOnSubject(subject, data, this.skipped);
-      if (raw === undefined) return undefined;
       const known = this.descriptors.peek(raw.descriptor);
       if (known !== undefined) {
         const frame = resolveWith(raw, known, this.skipped);
@@ -83,9 +114,7 @@ export class FrameIntake {
     const slot: Slot = { data, frame: undefined, done: false, handed: deferred() };
     queue.push(slot);
     const q = queue;
-    const decoded = raw ?? decodeOnSubject(subject, data, this.skipped);
-    const resolved = decoded === undefined ? Promise.resolve(undefined) : resolveRaw(decoded, this.descriptors, this.skipped);
-    resolved
+    resolveRaw(raw, this.descriptors, this.skipped)
       .then(
         (frame) => {
           slot.frame = frame;

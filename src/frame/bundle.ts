@@ -1,0 +1,112 @@
+/**
+ * A bundle: the frames of one host's tick in one message, a msgpack array
+ * whose elements are `bin`, each holding one frame's bytes exactly as it
+ * would travel alone. A consumer takes the frames out without copying them
+ * and checks each as if it had come on its own subject.
+ */
+import { FrameDecodeError } from './codec.js';
+
+/** What an array header and a bin header take at most (fixarray/array16/array32, bin8/bin16/bin32). */
+const ARRAY_HEADER_MAX = 5;
+const BIN_HEADER_MAX = 5;
+
+/** The size of a bundle of frames whose sizes add up to `frameBytes`, at most (the headers at their largest). */
+export function bundleBytesAtMost(frames: number, frameBytes: number): number {
+  return ARRAY_HEADER_MAX + frames * BIN_HEADER_MAX + frameBytes;
+}
+
+function binHeaderSize(n: number): number {
+  return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
+}
+
+/** The frames' bytes as one msgpack array of bin. */
+export function encodeBundle(frames: readonly Uint8Array[]): Uint8Array {
+  const count = frames.length;
+  let size = count < 16 ? 1 : count < 0x10000 ? 3 : 5;
+  for (const f of frames) size += binHeaderSize(f.byteLength) + f.byteLength;
+  const out = Buffer.allocUnsafe(size);
+  let at = 0;
+  if (count < 16) out[at++] = 0x90 | count;
+  else if (count < 0x10000) {
+    out[at++] = 0xdc;
+    at = out.writeUInt16BE(count, at);
+  } else {
+    out[at++] = 0xdd;
+    at = out.writeUInt32BE(count, at);
+  }
+  for (const f of frames) {
+    const n = f.byteLength;
+    if (n < 0x100) {
+      out[at++] = 0xc4;
+      out[at++] = n;
+    } else if (n < 0x10000) {
+      out[at++] = 0xc5;
+      at = out.writeUInt16BE(n, at);
+    } else {
+      out[at++] = 0xc6;
+      at = out.writeUInt32BE(n, at);
+    }
+    out.set(f, at);
+    at += n;
+  }
+  return out;
+}
+
+/** Whether a message's bytes start as a bundle does (a msgpack array); a frame alone is a map. */
+export function looksLikeBundle(data: Uint8Array): boolean {
+  const b = data[0];
+  return b !== undefined && ((b & 0xf0) === 0x90 || b === 0xdc || b === 0xdd);
+}
+
+/**
+ * The frames of a bundle, as views on its bytes. Throws FrameDecodeError
+ * unless the bytes are exactly an array of bin: a length past the end,
+ * an element of another type, or bytes left over.
+ */
+export function bundleFrames(data: Uint8Array): Uint8Array[] {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const end = data.byteLength;
+  let at = 0;
+  const need = (n: number): void => {
+    if (at + n > end) throw new FrameDecodeError('bundle: truncated');
+  };
+  need(1);
+  const head = data[at++] as number;
+  let count: number;
+  if ((head & 0xf0) === 0x90) count = head & 0x0f;
+  else if (head === 0xdc) {
+    need(2);
+    count = view.getUint16(at);
+    at += 2;
+  } else if (head === 0xdd) {
+    need(4);
+    count = view.getUint32(at);
+    at += 4;
+  } else throw new FrameDecodeError('bundle: not a msgpack array');
+  // every element takes 2 bytes at least: a count beyond that is a lie, not a reason to allocate
+  if (count * 2 > end - at) throw new FrameDecodeError('bundle: more elements than bytes');
+  const frames: Uint8Array[] = [];
+  for (let i = 0; i < count; i++) {
+    need(1);
+    const tag = data[at++] as number;
+    let n: number;
+    if (tag === 0xc4) {
+      need(1);
+      n = data[at] as number;
+      at += 1;
+    } else if (tag === 0xc5) {
+      need(2);
+      n = view.getUint16(at);
+      at += 2;
+    } else if (tag === 0xc6) {
+      need(4);
+      n = view.getUint32(at);
+      at += 4;
+    } else throw new FrameDecodeError(`bundle: element ${i} is not bin`);
+    need(n);
+    frames.push(data.subarray(at, at + n));
+    at += n;
+  }
+  if (at !== end) throw new FrameDecodeError('bundle: bytes after the last element');
+  return frames;
+}
