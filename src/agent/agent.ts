@@ -18,6 +18,12 @@ export interface FrameSink {
   stats: PublishStats;
   /** the largest message the bus takes (the server's max_payload), when known */
   maxPayload?(): number | undefined;
+  /**
+   * Called when every refresh started on a tick has ended (and after the
+   * last frames at stop): a sink that bundles (bundling-sink.ts) sends the
+   * tick's frames as one message.
+   */
+  endTick?(): void;
 }
 
 type States = typeof SAMPLER_STATE;
@@ -184,6 +190,7 @@ export class Agent implements AgentIntrospection {
     this.timers.clear();
     await Promise.all(this.runtimes.map((r) => r.busy));
     await Promise.all(this.runtimes.filter((r) => r.sampler !== undefined && r.seq > 0).map((r) => this.refresh(r, true)));
+    this.o.sink.endTick?.();
     for (const r of this.runtimes) await r.sampler?.close?.();
   }
 
@@ -218,6 +225,7 @@ export class Agent implements AgentIntrospection {
   /** Refreshes every active sampler once, now, and waits for the frames to be queued (tests, benchmarks). */
   async tickOnce(): Promise<void> {
     await Promise.all(this.runtimes.filter((r) => r.sampler).map((r) => this.refresh(r)));
+    this.o.sink.endTick?.();
   }
 
   /**
@@ -250,6 +258,7 @@ export class Agent implements AgentIntrospection {
     const slot = Math.floor(now / intervalMs);
     if (this.lastTick.get(intervalMs) !== slot) {
       this.lastTick.set(intervalMs, slot);
+      const started: Promise<void>[] = [];
       for (const r of this.runtimes) {
         if (r.intervalMs !== intervalMs || r.sampler === undefined) continue;
         if (r.busy !== undefined) {
@@ -259,7 +268,10 @@ export class Agent implements AgentIntrospection {
         r.busy = this.refresh(r).finally(() => {
           r.busy = undefined;
         });
+        started.push(r.busy);
       }
+      // refresh() settles every error itself: the tick is over when each has ended
+      if (started.length > 0 && this.o.sink.endTick !== undefined) void Promise.allSettled(started).then(() => this.o.sink.endTick?.());
     }
     this.schedule(intervalMs);
   }

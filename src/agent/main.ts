@@ -11,6 +11,7 @@ import { Publisher } from '../bus/publisher.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { untilReady } from '../bus/ready.js';
+import { BundlingSink } from './bundling-sink.js';
 import { SnapshotSink, serveSnapshot } from './snapshot.js';
 import { StartupSteps } from './startup.js';
 import { StoreKeeper } from './store-keeper.js';
@@ -107,7 +108,8 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
     log: log.child({ component: 'publisher' }),
     onRetry: (error) => keeper.publishFailed(error),
   });
-  const snapshots = new SnapshotSink(publisher);
+  const instance = randomInt(1, 2 ** 32 - 1);
+  const snapshots = new SnapshotSink(config.bundle ? new BundlingSink(publisher, config.host, instance) : publisher);
   let http: Server | undefined;
   if (config.http !== undefined) {
     http = await serveSnapshot(snapshots, hostToken(config.host), config.http, log.child({ component: 'http' })).catch((error: unknown) => {
@@ -115,7 +117,6 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
       return undefined;
     });
   }
-  const instance = randomInt(1, 2 ** 32 - 1);
   const started = new Date().toISOString();
   let statusTimer: NodeJS.Timeout | undefined;
   const agent: Agent = new Agent({

@@ -76,6 +76,10 @@ export class SnapshotSink implements FrameSink {
     this.#next.putDescriptor(key, value, urgent);
   }
 
+  endTick(): void {
+    this.#next.endTick?.();
+  }
+
   /** The newest frame of every sampler, after the frames published since `sinceNs` (older first), and the descriptors they use. */
   snapshot(sinceNs?: bigint): Snapshot {
     const at = nowNs();

@@ -9,13 +9,22 @@ import { MessageTooLargeError, PublishRefusedError } from '../errors.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
-  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array; readonly idPrefix: string; readonly seq: number; readonly tag: string }
+  | {
+      readonly kind: 'frame';
+      readonly subject: string;
+      readonly data: Uint8Array;
+      readonly idPrefix: string;
+      readonly seq: number;
+      readonly tag: string;
+      /** frames in the message: 1, or a bundle's (frame/bundle.ts) */
+      readonly frames: number;
+    }
   | { readonly kind: 'kv'; readonly key: string; readonly value: string };
 
 type Item = Payload & { readonly bytes: number; sending: boolean; done: boolean; evicted?: boolean };
 
 export interface PublisherStats {
-  /** frames acked by JetStream (duplicates included) */
+  /** frames acked by JetStream (duplicates included; a bundle counts its frames) */
   published: number;
   /** frames JetStream reported as duplicates of an earlier publish (a retry that had landed) */
   duplicates: number;
@@ -27,7 +36,7 @@ export interface PublisherStats {
   retries: number;
   /** frames and descriptors the server's permissions refused (another host's subject or key): dropped, not retried */
   refused: number;
-  /** items waiting for an ack (frames and descriptors) */
+  /** frames (a bundle counts its frames) and descriptors waiting for an ack */
   buffered: number;
   bufferedBytes: number;
 }
@@ -54,6 +63,11 @@ export interface PublisherOptions {
 }
 
 const MAX_BACKOFF_MS = 1000;
+
+/** What an item counts for in the stats: its frames (a bundle's), or 1 for a descriptor. */
+function countOf(item: Item): number {
+  return item.kind === 'frame' ? item.frames : 1;
+}
 
 /**
  * What a queued item costs beyond its payload (the item object, the view
@@ -114,7 +128,15 @@ export class Publisher {
    * and that is what max_bufferBytes counts.
    */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
-    this.push({ kind: 'frame', subject, data, idPrefix, seq, tag: this.tags.next(), bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false });
+    this.push({ kind: 'frame', subject, data, idPrefix, seq, tag: this.tags.next(), frames: 1, bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false });
+  }
+
+  /**
+   * Queues a bundle of `frames` frames (frame/bundle.ts) as one message, as
+   * publishFrame does a frame: acked, retried, dropped and counted whole.
+   */
+  publishBundle(subject: string, data: Uint8Array, idPrefix: string, seq: number, frames: number): void {
+    this.push({ kind: 'frame', subject, data, idPrefix, seq, tag: this.tags.next(), frames, bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false });
   }
 
   /**
@@ -156,7 +178,8 @@ export class Publisher {
     this.closed = true;
     this.acks.close();
     if (!flushed) {
-      const left = this.queue.slice(this.head).filter((i) => i.kind === 'frame' && !i.done).length;
+      let left = 0;
+      for (const i of this.queue.slice(this.head)) if (i.kind === 'frame' && !i.done) left += i.frames;
       this.stats.dropped += left;
       this.o.log.warn({ frames: left }, 'closing with unacked frames');
     }
@@ -176,7 +199,7 @@ export class Publisher {
       // ahead of everything not yet sent
       this.queue.splice(this.next, 0, item);
     }
-    this.stats.buffered++;
+    this.stats.buffered += countOf(item);
     this.stats.bufferedBytes += item.bytes;
     this.evict();
     this.schedulePump();
@@ -211,8 +234,8 @@ export class Publisher {
       const droppable = item.kind === 'frame' && !item.sending && !item.done;
       if (droppable && this.stats.bufferedBytes > this.o.maxBufferBytes) {
         item.evicted = true; // gone from the buffer: a late ack of an earlier attempt changes nothing
-        this.stats.dropped++;
-        this.stats.buffered--;
+        this.stats.dropped += item.frames;
+        this.stats.buffered -= countOf(item);
         this.stats.bufferedBytes -= item.bytes;
         continue;
       }
@@ -270,7 +293,7 @@ export class Publisher {
   private acked(item: Item): void {
     item.done = true;
     item.sending = false;
-    this.stats.buffered--;
+    this.stats.buffered -= countOf(item);
     this.stats.bufferedBytes -= item.bytes;
     if (item.kind === 'kv') {
       const n = (this.queuedDescriptors.get(item.key) ?? 1) - 1;
@@ -329,7 +352,7 @@ export class Publisher {
       // it would never fit: a frame is dropped and counted; a descriptor too (the agent checks
       // descriptors against max_payload before it queues them, so this is a server limit below it)
       const what = item.kind === 'frame' ? `a frame of ${item.data.byteLength} bytes for ${item.subject}` : `descriptor ${item.key} (${item.value.length} bytes)`;
-      if (item.kind === 'frame') this.stats.dropped++;
+      if (item.kind === 'frame') this.stats.dropped += item.frames;
       this.acked(item);
       this.o.log.error({ err: error, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
       return true;
@@ -377,8 +400,8 @@ export class Publisher {
       return;
     }
     const ack = await this.acks.publish(item.subject, item.data, taggedMsgId(item.idPrefix, item.seq, item.tag), (late) => this.lateAck(item, late));
-    this.stats.published++;
-    if (ack.duplicate) this.stats.duplicates++;
+    this.stats.published += item.frames;
+    if (ack.duplicate) this.stats.duplicates += item.frames;
   }
 
   /**
@@ -389,10 +412,10 @@ export class Publisher {
    * counted as such); a frame dropped from the buffer is left as it is.
    */
   private lateAck(item: Item, ack: PubAck): void {
-    if (item.evicted === true || this.closed) return;
+    if (item.evicted === true || this.closed || item.kind !== 'frame') return;
     // counted whatever the order with a later attempt's ack (a duplicate), so published - duplicates stays one per frame
-    this.stats.published++;
-    if (ack.duplicate) this.stats.duplicates++;
+    this.stats.published += item.frames;
+    if (ack.duplicate) this.stats.duplicates += item.frames;
     if (!item.done && !item.sending) this.acked(item);
   }
 }

@@ -63,6 +63,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
       duplicateWindowMs: 120_000,
       replicas: 1,
     },
+    bundle: true,
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
     kernel: { enabled: true, bpfStats: false },

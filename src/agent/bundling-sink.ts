@@ -1,0 +1,76 @@
+/**
+ * One message per tick: the frames the agent makes in a tick go
+ * out as one bundle (frame/bundle.ts) on `rezolus.metrics.<host>._bundle`,
+ * one publish and one ack instead of one per sampler. The agent calls
+ * endTick when every refresh started on a tick has ended, so a bundle
+ * holds a tick's frames, and a frame of a refresh that overran goes out
+ * when its own tick ends.
+ */
+import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
+import { bundleBytesAtMost, encodeBundle } from '../frame/bundle.js';
+import type { PublishStats } from '../samplers/rezolus/introspection.js';
+import type { FrameSink } from './agent.js';
+
+/** Where bundles go: the Publisher (bus/publisher.ts) or a collector in tests. */
+export interface BundleTarget extends FrameSink {
+  publishBundle(subject: string, data: Uint8Array, idPrefix: string, seq: number, frames: number): void;
+}
+
+/** What a message takes beyond its payload on the wire (subject, Nats-Msg-Id and reply): kept free under max_payload. */
+const HEADROOM_BYTES = 1024;
+/** The bound of a bundle when the server's max_payload is not known yet (its default is 1 MiB). */
+const DEFAULT_LIMIT = 1024 * 1024;
+
+export class BundlingSink implements FrameSink {
+  readonly #next: BundleTarget;
+  readonly #subject: string;
+  readonly #idPrefix: string;
+  #seq = 0;
+  #frames: Uint8Array[] = [];
+  #bytes = 0;
+
+  constructor(next: BundleTarget, host: string, instance: number) {
+    this.#next = next;
+    this.#subject = bundleSubject(host);
+    this.#idPrefix = bundleMsgIdPrefix(host, instance);
+  }
+
+  get stats(): PublishStats {
+    return this.#next.stats;
+  }
+
+  maxPayload(): number | undefined {
+    return this.#next.maxPayload?.();
+  }
+
+  /**
+   * Keeps the frame for the next bundle. One that would make the bundle
+   * larger than the server takes sends what is kept first; one that is too
+   * large even alone goes alone on its own subject, where the publisher
+   * reports it (never a whole tick refused for one frame).
+   */
+  publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
+    const limit = (this.#next.maxPayload?.() ?? DEFAULT_LIMIT) - HEADROOM_BYTES;
+    if (bundleBytesAtMost(1, data.byteLength) > limit) {
+      this.#next.publishFrame(subject, data, idPrefix, seq);
+      return;
+    }
+    if (bundleBytesAtMost(this.#frames.length + 1, this.#bytes + data.byteLength) > limit) this.endTick();
+    this.#frames.push(data);
+    this.#bytes += data.byteLength;
+  }
+
+  putDescriptor(key: string, value: string, urgent?: boolean): void {
+    this.#next.putDescriptor(key, value, urgent);
+  }
+
+  /** The agent's tick is over: the frames kept since the last bundle go as one (nothing when there are none). */
+  endTick(): void {
+    const count = this.#frames.length;
+    if (count === 0) return;
+    const data = encodeBundle(this.#frames);
+    this.#frames = [];
+    this.#bytes = 0;
+    this.#next.publishBundle(this.#subject, data, this.#idPrefix, ++this.#seq, count);
+  }
+}

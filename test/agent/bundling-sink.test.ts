@@ -1,0 +1,162 @@
+/**
+ * The agent with [stream] bundle on: the frames of a tick leave as one
+ * message on rezolus.metrics.<host>._bundle, after the descriptors they
+ * need; a refresh that overruns its tick goes with its own tick's end; a
+ * bundle never exceeds what the server takes.
+ */
+import test from 'ava';
+import { Agent, type FrameSink } from '../../src/agent/agent.js';
+import { BundlingSink, type BundleTarget } from '../../src/agent/bundling-sink.js';
+import { bundleFrames } from '../../src/frame/bundle.js';
+import { decodeFrame } from '../../src/frame/codec.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { metric, MetricKind, Unit } from '../../src/metrics/metric.js';
+import type { PublishStats } from '../../src/samplers/rezolus/introspection.js';
+import type { Reading, SamplerDefinition } from '../../src/samplers/types.js';
+import { PROC, SYS } from '../helpers/fixtures.js';
+
+type Event =
+  | { readonly kind: 'put'; readonly key: string }
+  | { readonly kind: 'frame'; readonly subject: string; readonly data: Uint8Array }
+  | { readonly kind: 'bundle'; readonly subject: string; readonly data: Uint8Array; readonly msgId: string; readonly frames: number };
+
+class Collector implements BundleTarget {
+  readonly events: Event[] = [];
+  stats: PublishStats = { published: 0, dropped: 0, retries: 0, buffered: 0, bufferedBytes: 0 };
+  constructor(private readonly limit?: number) {}
+  maxPayload(): number | undefined {
+    return this.limit;
+  }
+  publishFrame(subject: string, data: Uint8Array): void {
+    this.events.push({ kind: 'frame', subject, data });
+  }
+  publishBundle(subject: string, data: Uint8Array, idPrefix: string, seq: number, frames: number): void {
+    this.events.push({ kind: 'bundle', subject, data, msgId: `${idPrefix}${seq}`, frames });
+  }
+  putDescriptor(key: string): void {
+    this.events.push({ kind: 'put', key });
+  }
+  bundles(): Extract<Event, { kind: 'bundle' }>[] {
+    return this.events.filter((e): e is Extract<Event, { kind: 'bundle' }> => e.kind === 'bundle');
+  }
+}
+
+const level = metric({ name: 'fake_level', kind: MetricKind.Gauge, unit: Unit.Count, labels: ['i'], description: 'Fake level.' });
+
+/** A sampler of `series` series of `value` + the refresh number; `delay` before each reading. */
+function fake(name: string, o: { series?: number; value?: number; delay?: () => Promise<void> } = {}): SamplerDefinition {
+  let n = 0;
+  return {
+    name,
+    description: name,
+    metrics: [level],
+    async init() {
+      return {
+        name,
+        metrics: [level],
+        async refresh(): Promise<Reading> {
+          await o.delay?.();
+          n++;
+          return { points: Array.from({ length: o.series ?? 1 }, (_, i) => ({ metric: level, labels: { i: String(i) }, value: (o.value ?? 0) + n })), skipped: 0 };
+        },
+      };
+    },
+  };
+}
+
+function agentOf(sink: FrameSink, samplers: readonly SamplerDefinition[], intervalMs = 2_000_000_000): Agent {
+  return new Agent({
+    host: 'Web-01.example',
+    instance: 0xa1b2c3d4,
+    samplers: samplers.map((definition) => ({ definition, enabled: true, intervalMs })),
+    context: { procRoot: PROC, sysRoot: SYS },
+    sink,
+    descriptorTtlMs: 86_400_000,
+    log: silentLogger(),
+  });
+}
+
+const samplersOf = (data: Uint8Array): string[] => bundleFrames(data).map((f) => decodeFrame(f).sampler);
+
+test('a tick of three samplers is one bundle on the host\'s bundle subject, after the three descriptors, with a msg id of its own', async (t) => {
+  const target = new Collector();
+  const agent = agentOf(new BundlingSink(target, 'Web-01.example', 0xa1b2c3d4), [fake('fake_a'), fake('fake_b'), fake('fake_c')]);
+  await agent.start();
+  await agent.tickOnce();
+  await agent.tickOnce();
+  await agent.stop();
+  t.deepEqual(target.events.map((e) => e.kind), ['put', 'put', 'put', 'bundle', 'bundle', 'bundle']);
+  const [first, second, last] = target.bundles();
+  t.is(first?.subject, 'rezolus.metrics.web-01_example._bundle');
+  t.is(first?.msgId, 'web-01_example._bundle.a1b2c3d4.1');
+  t.is(second?.msgId, 'web-01_example._bundle.a1b2c3d4.2');
+  t.is(first?.frames, 3);
+  t.deepEqual(samplersOf(first?.data as Uint8Array).sort(), ['fake_a', 'fake_b', 'fake_c']);
+  const lastFrames = bundleFrames(last?.data as Uint8Array).map(decodeFrame);
+  t.true(lastFrames.every((f) => f.last === true && f.seq === 3), 'the last frames of the run in one bundle');
+});
+
+test('a refresh that hangs holds its tick\'s other frames until the next tick ends, never longer; its own frame goes once it is done', async (t) => {
+  const target = new Collector();
+  let release: () => void = () => {};
+  let slowCalls = 0;
+  const slow = fake('fake_slow', {
+    delay: () => (++slowCalls === 2 ? new Promise<void>((r) => (release = r)) : Promise.resolve()),
+  });
+  const agent = agentOf(new BundlingSink(target, 'h', 1), [fake('fake_fast'), slow], 100);
+  t.teardown(() => agent.stop());
+  await agent.start();
+  const until = async (ok: () => boolean): Promise<void> => {
+    for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  const seqs = (b: { data: Uint8Array }): string =>
+    bundleFrames(b.data)
+      .map(decodeFrame)
+      .map((f) => `${f.sampler.slice(5)}${f.seq}`)
+      .join('+');
+  // tick 1: both; tick 2: the slow one hangs, the fast frame waits for the end of tick 3 (the slow one overruns it)
+  await until(() => target.bundles().length >= 4);
+  const held = target.bundles().map(seqs);
+  t.is(held[0], 'fast1+slow1');
+  t.is(held[1], 'fast2+fast3');
+  t.is(held[2], 'fast4');
+  t.is(held[3], 'fast5');
+  release();
+  await until(() => target.bundles().some((b) => seqs(b).includes('slow2')));
+  const all = target.bundles().map(seqs);
+  const at = all.findIndex((s) => s.includes('slow2'));
+  t.true(at > 3, all.join(' '));
+  t.is(all.join('+').split('+').filter((s) => s.startsWith('slow')).join(' '), 'slow1 slow2', 'each slow frame once');
+  t.true((agent.status().find((s) => s.name === 'fake_slow')?.overruns ?? 0) > 0);
+});
+
+test('no bundle is larger than the server takes: a tick is split; a frame too large alone goes alone on its own subject', async (t) => {
+  const limit = 8192;
+  const target = new Collector(limit);
+  const sink = new BundlingSink(target, 'h', 1);
+  // 300 series of 9-byte values: ~2.7 kB a frame, its descriptor ~6 kB (under the limit)
+  const agent = agentOf(sink, ['fake_a', 'fake_b', 'fake_c'].map((n) => fake(n, { series: 300, value: 2 ** 50 })));
+  await agent.start();
+  await agent.tickOnce();
+  const bundles = target.bundles();
+  t.is(bundles.length, 2);
+  t.true(bundles.every((b) => b.data.byteLength <= limit - 1024), bundles.map((b) => b.data.byteLength).join(','));
+  t.deepEqual(bundles.flatMap((b) => samplersOf(b.data)).sort(), ['fake_a', 'fake_b', 'fake_c']);
+  t.is(bundles.reduce((n, b) => n + b.frames, 0), 3);
+  t.false(target.events.some((e) => e.kind === 'frame'));
+  await agent.stop();
+  // a frame no bundle could hold (the agent's descriptor check keeps real ones below this)
+  sink.publishFrame('rezolus.metrics.h.fake_big', new Uint8Array(limit - 1000), 'h.fake_big.00000001.', 1);
+  sink.endTick();
+  t.deepEqual(target.events.slice(-1).map((e) => [e.kind, (e as { subject: string }).subject]), [['frame', 'rezolus.metrics.h.fake_big']]);
+});
+
+test('a tick where no sampler made a frame sends no bundle', async (t) => {
+  const target = new Collector();
+  const empty: SamplerDefinition = { name: 'fake_empty', description: 'e', metrics: [level], init: async () => ({ name: 'fake_empty', metrics: [level], refresh: async () => ({ points: [], skipped: 0 }) }) };
+  const agent = agentOf(new BundlingSink(target, 'h', 1), [empty]);
+  await agent.start();
+  await agent.tickOnce();
+  await agent.stop();
+  t.deepEqual(target.events, []);
+});
