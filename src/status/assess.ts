@@ -3,6 +3,7 @@
  * problems first; the stream's window and limits; the durable consumers and
  * their lag. Pure: the snapshot and the options are all it reads.
  */
+import { BUNDLE_TOKEN } from '../bus/subjects.js';
 import type { AgentStatusRecord } from './record.js';
 import { samplerClass } from './record.js';
 import type { ConsumerReport, HostReport, HostState, SamplerReport, StatusReport, StreamReport } from './report.js';
@@ -30,19 +31,32 @@ interface HostParts {
 const ageOf = (atMs: number, ms: number | undefined): number | null => (ms === undefined ? null : seconds(atMs - ms));
 const isoOf = (ms: number | undefined): string | null => (ms === undefined ? null : iso(ms));
 
+/**
+ * Each sampler of the host's status record, and each sampler subject the
+ * stream holds: its state and the age of its newest frame. The frames of
+ * an agent that bundles share one subject: a sampler that publishes
+ * (active or degraded) is given the age of the newest bundle, unless a
+ * subject of its own is newer.
+ */
 function samplerReports(parts: HostParts, atMs: number): SamplerReport[] {
   const newest = new Map(parts.subjects.map((s) => [s.sampler, s.lastMs]));
+  const bundled = newest.get(BUNDLE_TOKEN);
+  const lastOf = (name: string, state: string): number | undefined => {
+    const own = newest.get(name);
+    if (bundled === undefined || (state !== 'active' && state !== 'degraded')) return own;
+    return own === undefined || bundled > own ? bundled : own;
+  };
   const out: SamplerReport[] = (parts.status?.samplers ?? []).map((s) => ({
     name: s.name,
     state: s.state,
     reason: s.reason ?? null,
     error: s.error ?? null,
     interval_ms: s.intervalMs ?? null,
-    last_frame_age_s: ageOf(atMs, newest.get(s.name)),
+    last_frame_age_s: ageOf(atMs, lastOf(s.name, s.state)),
   }));
   const listed = new Set(out.map((s) => s.name));
   for (const s of parts.subjects) {
-    if (!listed.has(s.sampler)) out.push({ name: s.sampler, state: null, reason: null, error: null, interval_ms: null, last_frame_age_s: ageOf(atMs, s.lastMs) });
+    if (!listed.has(s.sampler) && s.sampler !== BUNDLE_TOKEN) out.push({ name: s.sampler, state: null, reason: null, error: null, interval_ms: null, last_frame_age_s: ageOf(atMs, s.lastMs) });
   }
   return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

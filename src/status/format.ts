@@ -47,7 +47,7 @@ function hostRows(hosts: readonly HostReport[]): string[] {
     const n = (k: 'failed' | 'off'): string => (h.samplers === null ? '-' : String(h.samplers[k]));
     return [h.host, h.problem ?? 'ok', ago(h.last_frame_age_s), formatCount(h.frames), okCell(h), n('failed'), n('off'), alertsCell(h), agentCell(h)];
   });
-  return table(['HOST', 'STATE', 'LAST FRAME', 'FRAMES', 'OK', 'FAILED', 'OFF', 'ALERTS', 'AGENT'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
+  return table(['HOST', 'STATE', 'LAST FRAME', 'MESSAGES', 'OK', 'FAILED', 'OFF', 'ALERTS', 'AGENT'], rows, ['l', 'l', 'r', 'r', 'r', 'r', 'r', 'l', 'l']);
 }
 
 /** The failed and degraded samplers with their reasons, and the firing alerts, host by host. */

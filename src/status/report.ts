@@ -31,7 +31,7 @@ export interface HostReport {
   /** the newest frame of any sampler (store time) */
   readonly last_frame: string | null;
   readonly last_frame_age_s: number | null;
-  /** frames of the host the stream holds */
+  /** messages of the host the stream holds: a frame each, or a bundle of a tick's frames each */
   readonly frames: number;
   /** from the agent's status record; null when there is none */
   readonly agent: {

@@ -146,15 +146,15 @@ test('the table: summary, rows in problem order, reasons below, stream, consumer
   const lines = text.split('\n');
   t.is(lines[0], 'rezolus status of nats://10.0.0.1:4222 at 2026-11-22T10:15:00Z (silent after 30s)');
   t.is(lines[1], '6 hosts: 3 ok, 1 silent, 1 stopped, 1 with a failed sampler; 1 alert firing, 1 pending');
-  const header = lines.indexOf('HOST   STATE             LAST FRAME  FRAMES              OK  FAILED  OFF  ALERTS               AGENT');
+  const header = lines.indexOf('HOST   STATE             LAST FRAME  MESSAGES              OK  FAILED  OFF  ALERTS               AGENT');
   t.not(header, -1, text);
   t.deepEqual(lines.slice(header + 1, header + 7), [
-    'db-1   silent 2m5s         2m5s ago   1,800               2       0    1  none                 0.1.0 5100000a',
-    'db-2   stopped 1m1s ago      1m ago   1,800               2       0    1  none                 0.1.0 5100000a',
-    'web-2  1 sampler failed    0.3s ago   1,800  2 (1 degraded)       1    0  none                 0.1.0 5100000a',
-    'web-1  ok                  0.4s ago   1,800               2       0    1  1 firing, 1 pending  0.1.0 5100000a',
-    'web-3  ok                  0.5s ago   1,800               2       0    1  none                 0.1.0 5100000a',
-    'web-4  ok                  0.7s ago      20               -       -    -  none                 no status record',
+    'db-1   silent 2m5s         2m5s ago     1,800               2       0    1  none                 0.1.0 5100000a',
+    'db-2   stopped 1m1s ago      1m ago     1,800               2       0    1  none                 0.1.0 5100000a',
+    'web-2  1 sampler failed    0.3s ago     1,800  2 (1 degraded)       1    0  none                 0.1.0 5100000a',
+    'web-1  ok                  0.4s ago     1,800               2       0    1  1 firing, 1 pending  0.1.0 5100000a',
+    'web-3  ok                  0.5s ago     1,800               2       0    1  none                 0.1.0 5100000a',
+    'web-4  ok                  0.7s ago        20               -       -    -  none                 no status record',
   ]);
   t.true(text.includes("\nFailed samplers:\n  web-2  memory_meminfo: Error: ENOENT: no such file or directory, open '/proc/meminfo'\n"), text);
   t.true(text.includes('\nDegraded samplers:\n  web-2  scheduler_runqueue: without the latency program\n'), text);
@@ -176,7 +176,7 @@ test('a degraded sampler is counted apart from the fully working ones: samplers.
   t.deepEqual(r.hosts.find((h) => h.host === 'web-1')?.samplers, { ok: 2, degraded: 0, failed: 0, off: 1, other: 0 });
   const lines = formatStatus(r).split('\n');
   const header = lines.findIndex((l) => l.startsWith('HOST '));
-  t.regex(lines[header] ?? '', /\bFRAMES {14}OK {2}FAILED\b/, 'the OK column is as wide as its widest cell');
+  t.regex(lines[header] ?? '', /\bMESSAGES {14}OK {2}FAILED\b/, 'the OK column is as wide as its widest cell');
   t.regex(lines.find((l) => l.startsWith('web-2 ')) ?? '', /\s2 \(1 degraded\)\s+1\s+0\s/);
   t.regex(lines.find((l) => l.startsWith('web-1 ')) ?? '', /\s2\s+0\s+1\s/, 'no mark without a degraded sampler');
   const noStatus = lines.find((l) => l.startsWith('web-4 ')) ?? '';
@@ -294,4 +294,30 @@ test('rezolus --help lists the mode, and rezolus status --help names every field
   const missing = [...keys].filter((k) => !new RegExp(`\\b${k}\\b`).test(fields));
   t.deepEqual(missing, [], 'fields of the report the help does not name');
   t.true(keys.size > 50, `${keys.size} keys walked`);
+});
+
+test('a host whose agent bundles: its publishing samplers get the newest bundle\'s age, the others none, and _bundle is no sampler', (t) => {
+  const snap: BusSnapshot = {
+    ...fleet(),
+    subjects: [
+      { host: 'b-1', sampler: '_bundle', messages: 900, lastMs: AT - 600 },
+      // a frame too large for a bundle went alone, later than the last bundle
+      { host: 'b-1', sampler: 'cgroup_resources', messages: 3, lastMs: AT - 100 },
+    ],
+    statuses: [
+      status('b-1', [
+        { name: 'cpu_usage', state: 'active' },
+        { name: 'scheduler_runqueue', state: 'degraded', reason: 'no latency program' },
+        { name: 'memory_meminfo', state: 'failed', error: 'ENOENT' },
+        { name: 'cgroup_resources', state: 'active' },
+        { name: 'cpu_perf', state: 'unsupported', reason: 'no PMU' },
+      ]),
+    ],
+    alerts: [],
+    consumers: [],
+  };
+  const host = assessStatus(snap, SILENT).hosts.find((h) => h.host === 'b-1');
+  t.like(host, { state: 'failed', last_frame_age_s: 0.1, frames: 903 });
+  const ages = Object.fromEntries((host?.sampler_states ?? []).map((s) => [s.name, s.last_frame_age_s]));
+  t.deepEqual(ages, { cgroup_resources: 0.1, cpu_perf: null, cpu_usage: 0.6, memory_meminfo: null, scheduler_runqueue: 0.6 });
 });

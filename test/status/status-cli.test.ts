@@ -105,7 +105,8 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   await agent('web-1');
   await agent('web-2', proc2);
   const db1 = await agent('db-1');
-  const meminfoOfWeb2 = 'rezolus.metrics.web-2.memory_meminfo';
+  // the real agents bundle: a tick's frames on rezolus.metrics.<host>._bundle
+  const meminfoOfWeb2 = 'rezolus.metrics.web-2._bundle';
   await until(async () => ((await jsm.streams.info('REZOLUS', { subjects_filter: meminfoOfWeb2 })).state.subjects?.[meminfoOfWeb2] ?? 0) > 0, 20_000);
   rmSync(join(proc2, 'meminfo'));
   await until(async () => (await statusRecord('web-2'))?.samplers?.some((s) => s.name === 'memory_meminfo' && s.state === 'failed') === true, 20_000);
@@ -169,7 +170,7 @@ test('rezolus status: hosts ok, failed (with the reason), silent and stopped, pr
   t.is(r.hosts.find((h) => h.host === 'db-1')?.agent?.state, 'stopped');
   t.deepEqual(r.consumers.map((c) => [c.name, c.filter, c.lag, c.pending, c.ack_pending, c.redelivered]), [['rec-sim', 'rezolus.metrics.sim-000.>', lag, published - FETCHED, FETCHED - ACKED, 0]]);
   t.is(r.stream.name, 'REZOLUS');
-  t.is(r.stream.subject_count, 4 * SAMPLERS.length);
+  t.is(r.stream.subject_count, SAMPLERS.length + 3, 'the simulated host\'s subject per sampler, and a bundle subject for each real agent');
   t.is(r.stream.max_age_s, 900);
   t.true(r.stream.messages >= published && r.stream.bytes > 0);
   t.true(r.stream.first !== null && r.stream.last !== null && r.stream.first <= r.stream.last);
