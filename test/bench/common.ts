@@ -3,6 +3,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { JetStreamManager } from '@nats-io/jetstream';
+import { bundleFrames } from '../../src/frame/bundle.js';
+import { decodeFrame } from '../../src/frame/codec.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The compiled CLI that bin/rezolus.js runs. */
@@ -177,14 +180,32 @@ export function spawnAgent(a: AgentSpawn): ChildProcess {
   );
 }
 
-/** Messages per subject of one host in the REZOLUS stream (`rezolus.metrics.<host>.<sampler>`). */
-export async function hostSubjectCounts(
-  jsm: { streams: { info(name: string, o: { subjects_filter: string }): Promise<{ state: { subjects?: Record<string, number> } }> } },
-  host: string,
-  stream = 'REZOLUS',
-): Promise<Map<string, number>> {
+/**
+ * Frames per subject of one host in the REZOLUS stream
+ * (`rezolus.metrics.<host>.<sampler>`): the stream's count of each subject,
+ * and for a host that bundles, its bundles read and their frames counted
+ * under their samplers' subjects.
+ */
+export async function hostSubjectCounts(jsm: JetStreamManager, host: string, stream = 'REZOLUS'): Promise<Map<string, number>> {
   const info = await jsm.streams.info(stream, { subjects_filter: `rezolus.metrics.${host}.>` });
-  return new Map(Object.entries(info.state.subjects ?? {}));
+  const counts = new Map(Object.entries(info.state.subjects ?? {}));
+  const bundles = `rezolus.metrics.${host}._bundle`;
+  if (!counts.has(bundles)) return counts;
+  counts.delete(bundles);
+  const consumer = await jsm.jetstream().consumers.get(stream, { filter_subjects: [bundles] });
+  const it = await consumer.consume({ max_messages: 1000 });
+  try {
+    for await (const m of it) {
+      for (const bytes of bundleFrames(m.data)) {
+        const subject = `rezolus.metrics.${host}.${decodeFrame(bytes).sampler}`;
+        counts.set(subject, (counts.get(subject) ?? 0) + 1);
+      }
+      if (m.info.pending === 0) break;
+    }
+  } finally {
+    await it.close();
+  }
+  return counts;
 }
 
 /** The CPU model and count, for every absolute figure. */

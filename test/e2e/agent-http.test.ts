@@ -116,8 +116,8 @@ test('the instance id is one form wherever people read it: 8 hex digits in the l
     t.is(lines.find((l) => l.msg === 'agent running')?.instance, hex, 'the log');
     t.true(await until(async () => (await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed')) !== null, 20_000));
     t.is((await (await new Kvm(nc).open(STATUS_BUCKET)).get('hexed'))?.json<{ instance: string }>().instance, hex, 'the status');
-    const stored = await (await jetstreamManager(nc)).streams.getMessage('REZOLUS', { last_by_subj: 'rezolus.metrics.hexed.memory_meminfo' });
-    t.true(stored?.header.get('Nats-Msg-Id').startsWith(`hexed.memory_meminfo.${hex}.`), 'the Nats-Msg-Id');
+    const stored = await (await jetstreamManager(nc)).streams.getMessage('REZOLUS', { last_by_subj: 'rezolus.metrics.hexed._bundle' });
+    t.true(stored?.header.get('Nats-Msg-Id').startsWith(`hexed._bundle.${hex}.`), 'the Nats-Msg-Id');
   } finally {
     await nc.close();
     await own.stop();

@@ -17,7 +17,8 @@ import { jetstream, jetstreamManager, JetStreamApiError } from '@nats-io/jetstre
 import { headers, type NatsConnection } from '@nats-io/nats-core';
 import { runAgent, type RunningAgent } from '../../src/agent/main.js';
 import { connectBus } from '../../src/bus/connect.js';
-import { agentInboxPrefix, metricsSubject } from '../../src/bus/subjects.js';
+import { agentInboxPrefix, bundleSubject, metricsSubject } from '../../src/bus/subjects.js';
+import { bundleFrames } from '../../src/frame/bundle.js';
 import { loadAgentConfig, type AgentConfig } from '../../src/config/agent.js';
 import type { NatsSecurity } from '../../src/config/nats.js';
 import { decodeFrame } from '../../src/frame/codec.js';
@@ -47,13 +48,13 @@ function agentConfig(host: string): AgentConfig {
   return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats: user(`agent-${host}`) };
 }
 
-/** What the stream holds of A's sampler: its messages, and the seq of the newest. */
+/** What the stream holds of A's one sampler: its messages (a bundle of its one frame each), and the seq of the newest frame. */
 async function stored(): Promise<{ count: number; lastSeq: number }> {
   const jsm = await jetstreamManager(admin);
-  const subject = metricsSubject('hosta', SAMPLER);
+  const subject = bundleSubject('hosta');
   const info = await jsm.streams.info('REZOLUS', { subjects_filter: subject });
   const last = await jsm.streams.getMessage('REZOLUS', { last_by_subj: subject });
-  return { count: info.state.subjects?.[subject] ?? 0, lastSeq: last === null ? 0 : decodeFrame(last.data).seq };
+  return { count: info.state.subjects?.[subject] ?? 0, lastSeq: last === null ? 0 : decodeFrame(bundleFrames(last.data)[0] as Uint8Array).seq };
 }
 
 test.before(async () => {
@@ -91,7 +92,7 @@ test.serial("a host that learns another's newest message id cannot take that hos
 
   // B publishes on its own subject under A's next ids: the bare form, and with the tag it saw
   const guesses = Array.from({ length: AHEAD }, (_, k) => from + 1 + k).flatMap((n) => [`${prefix}${n}`, ...(tag === undefined ? [] : [`${prefix}${n}.${tag}`])]);
-  for (const id of guesses) await js.publish(metricsSubject('hostb', SAMPLER), 'spoof', { msgID: id });
+  for (const id of guesses) await js.publish(bundleSubject('hostb'), 'spoof', { msgID: id });
   await b.close();
 
   // A goes on past those ids: every frame of its run is stored, none is taken as a duplicate

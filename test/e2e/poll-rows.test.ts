@@ -28,6 +28,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { messageFrames } from '../helpers/stream.js';
 import { until } from '../helpers/until.js';
 import { ROOT } from '../helpers/rezolus-cli.js';
 
@@ -55,8 +56,10 @@ async function agentAt(host: string, intervalMs: number): Promise<{ url: string;
   const rowTimes = new Set<bigint>();
   nc.subscribe(`rezolus.metrics.${host}.>`, {
     callback: (_e, m) => {
-      const end = decodeFrame(m.data).endNs;
-      rowTimes.add(((end + intervalNs - 1n) / intervalNs) * intervalNs);
+      for (const bytes of messageFrames(m.subject, m.data)) {
+        const end = decodeFrame(bytes).endNs;
+        rowTimes.add(((end + intervalNs - 1n) / intervalNs) * intervalNs);
+      }
     },
   });
   await nc.flush();

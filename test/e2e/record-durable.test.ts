@@ -11,6 +11,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { Duck } from '../helpers/duckdb.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
+import { messageFrames } from '../helpers/stream.js';
 import { until } from '../helpers/until.js';
 import { publishOnSchedule, SimFleet } from '../helpers/sim-fleet.js';
 import { Spool } from '../../src/spool/spool.js';
@@ -339,10 +340,9 @@ test.serial('record --durable whose connection drops while frames flow records e
   const msgs = await c.consume({ max_messages: 5000 });
   for await (const m of msgs) {
     if (BigInt(m.info.timestampNanos) > untilNs + 10_000_000_000n) break;
-    const e = decodeFrame(m.data).endNs;
-    if (e > sinceNs && e <= untilNs) {
-      const sampler = m.subject.split('.').at(-1) ?? '';
-      stored.set(sampler, (stored.get(sampler) ?? 0) + 1);
+    for (const bytes of messageFrames(m.subject, m.data)) {
+      const f = decodeFrame(bytes);
+      if (f.endNs > sinceNs && f.endNs <= untilNs) stored.set(f.sampler, (stored.get(f.sampler) ?? 0) + 1);
     }
     if (m.info.pending === 0) break;
   }

@@ -100,9 +100,9 @@ test.serial('publishing as another host is refused, reported in the log and coun
   t.is(s.published, 0, 'no frame was acked');
   t.true(s.buffered <= 4, `the refused frames do not pile up in the buffer (buffered ${s.buffered})`);
   t.is(await hostMessages('hostb'), 0, 'nothing was stored under hostb');
-  const errors = lines.filter((l) => l.level === 50 && l.subject === 'rezolus.metrics.hostb.cpu_usage');
+  const errors = lines.filter((l) => l.level === 50 && l.subject === 'rezolus.metrics.hostb._bundle');
   t.is(errors.length, 1, 'one error line per refused subject (per minute), naming it');
-  t.regex(errors[0]?.msg ?? '', /refused publishing to rezolus\.metrics\.hostb\.cpu_usage/);
+  t.regex(errors[0]?.msg ?? '', /refused publishing to rezolus\.metrics\.hostb\._bundle/);
   await agent.stop();
   running.pop();
 });

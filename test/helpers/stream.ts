@@ -1,11 +1,16 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { retryOnTimeout } from '../../src/bus/retry.js';
+import { BUNDLE_TOKEN, isBundleSubject } from '../../src/bus/subjects.js';
+import { bundleFrames } from '../../src/frame/bundle.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 
-/** The header of one stored frame, as the stream holds it. */
+/** The header of one stored frame, as the stream holds it (alone, or in a bundle). */
 export interface StoredFrame {
+  /** its sampler's subject, where a consumer files it (a bundled frame's message is on <host>._bundle) */
   readonly subject: string;
+  /** it came in a bundle */
+  readonly bundled: boolean;
   readonly sampler: string;
   readonly instance: number;
   readonly seq: number;
@@ -16,7 +21,12 @@ export interface StoredFrame {
   readonly streamSeq: number;
 }
 
-/** Every frame in the stream, in stream order, read with an ordered consumer. */
+/** The frames' bytes a message carries: its own, or a bundle's (on rezolus.metrics.<host>._bundle). */
+export function messageFrames(subject: string, data: Uint8Array): Uint8Array[] {
+  return isBundleSubject(subject) ? bundleFrames(data) : [data];
+}
+
+/** Every frame in the stream, in stream order (a bundle's in its order), read with an ordered consumer. */
 export async function readStoredFrames(nc: NatsConnection, stream = 'REZOLUS'): Promise<StoredFrame[]> {
   const info = await (await jetstreamManager(nc)).streams.info(stream);
   if (info.state.messages === 0) return [];
@@ -25,8 +35,12 @@ export async function readStoredFrames(nc: NatsConnection, stream = 'REZOLUS'): 
   const it = await consumer.consume({ max_messages: 2000 });
   try {
     for await (const m of it) {
-      const f = decodeFrame(m.data);
-      out.push({ subject: m.subject, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, descriptor: f.descriptor, streamSeq: m.seq });
+      const bundled = isBundleSubject(m.subject);
+      for (const bytes of messageFrames(m.subject, m.data)) {
+        const f = decodeFrame(bytes);
+        const subject = bundled ? m.subject.slice(0, -BUNDLE_TOKEN.length) + f.sampler : m.subject;
+        out.push({ subject, bundled, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, descriptor: f.descriptor, streamSeq: m.seq });
+      }
       if (m.info.pending === 0) break;
     }
   } finally {
