@@ -100,7 +100,7 @@ function spoolLedger(spool: Spool, stream: string, log: Logger): DurableLedger {
       const cut = await spool.replay((r) => each(r.subject, r.data, r.timeNs));
       if (cut !== undefined) {
         log.warn(
-          { spool: spool.path, offset: cut.offset, bytes: cut.bytes, torn: cut.reason === 'short' ? 'runs past the end of the file' : 'fails its checksum, nothing good after it', spooledFrames: spool.frames },
+          { spool: spool.path, offset: cut.offset, bytes: cut.bytes, torn: cut.reason === 'short' ? 'runs past the end of the file' : 'fails its checksum, nothing good after it', spooledMessages: spool.frames },
           'the spool ended in a torn record (a kill or a crash during a write): cut it off; its frames are taken from the stream again',
         );
       }
@@ -178,7 +178,7 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
     return { done, progress: () => ({ frames: spool.frames, rows: 0, bytes: 0 }), stop: () => undefined, abort: async () => void (await done.catch(() => undefined)) };
   }
   log.info(
-    { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledFrames: spool.frames, fromSeq: source.fromSeq, epochBase: spool.epoch?.base, resumeMs: Date.now() - began },
+    { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledMessages: spool.frames, fromSeq: source.fromSeq, epochBase: spool.epoch?.base, resumeMs: Date.now() - began },
     found === undefined ? 'recording' : 'resuming',
   );
   const done = (async (): Promise<RecordSummary> => {
@@ -206,7 +206,7 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
       throw new RezolusError('WRITE_FAILED', `${message}; ${path} and consumer ${name} are kept: run the same command again to write the file`, { cause: error });
     }
     spool.markDone();
-    log.info({ output: s.output, frames: s.frames, spooledFrames: spool.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: source.recreated, window: source.windowSummary() }, 'recorded');
+    log.info({ output: s.output, frames: s.frames, spooledMessages: spool.frames, rows: s.rows, hosts: s.hosts.length, consumerRecreated: source.recreated, window: source.windowSummary() }, 'recorded');
     const hostsInStream = s.written ? undefined : await link.streamHosts(stream);
     await port.remove();
     spool.remove();

@@ -192,7 +192,7 @@ export async function hostSubjectCounts(jsm: JetStreamManager, host: string, str
   const bundles = `rezolus.metrics.${host}._bundle`;
   if (!counts.has(bundles)) return counts;
   counts.delete(bundles);
-  const consumer = await jsm.jetstream().consumers.get(stream, { filter_subjects: [bundles] });
+  const consumer = await jsm.jetstream().consumers.get(stream, { filter_subjects: bundles });
   const it = await consumer.consume({ max_messages: 1000 });
   try {
     for await (const m of it) {

@@ -40,6 +40,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '10' },
     workers: { type: 'string', default: '2' },
     shared: { type: 'boolean', default: false },
+    bundle: { type: 'boolean', default: false },
     shards: { type: 'string', default: '1' },
     'shard-by': { type: 'string', default: 'glob' },
     cluster: { type: 'boolean', default: false },
@@ -60,6 +61,7 @@ if (args.help === true) {
       '  --warmup S         ticks before the measured window (default 10)',
       '  --workers N        load processes publishing the hosts\' frames (default 2)',
       '  --shared           one NATS connection per load process instead of one per host',
+      '  --bundle           each host sends its 26 frames of a tick as one message, as agents do by default ([stream] bundle)',
       '  --shards 1|2       fleet exporters: 2 splits the hosts between two processes (default 1)',
       '  --shard-by glob|list  how 2 shards split the hosts: a host-name glob each, or a host list each (default glob)',
       `  --consumers LIST   consumer processes to run (default ${ALL_CONSUMERS.join(',')})`,
@@ -160,9 +162,9 @@ async function main(): Promise<void> {
   const peer = await peerPublishRate(bytes);
   say(`peer: core publish loop of ${bytes} B messages, one client, no subscriber: ${fmt(peer, 0)} msgs/s`);
   for (const hosts of HOSTS) {
-    say(`\nN = ${hosts}: ${args.seconds} ticks (warm-up ${args.warmup}), ${args.workers} load processes, ${args.shared ? 'one connection per load process' : 'one connection per host'}, exporter shards ${args.shards}${args.shards === '2' ? ` (by ${args['shard-by']})` : ''}${args.cluster ? ', cluster R3' : ''}`);
+    say(`\nN = ${hosts}: ${args.seconds} ticks (warm-up ${args.warmup}), ${args.workers} load processes, ${args.shared ? 'one connection per load process' : 'one connection per host'}, ${args.bundle ? 'a bundle per host and tick' : 'a message per frame'}, exporter shards ${args.shards}${args.shards === '2' ? ` (by ${args['shard-by']})` : ''}${args.cluster ? ', cluster R3' : ''}`);
     const r = await runFleet({
-      hosts, seconds: Number(args.seconds), warmup: Number(args.warmup), workers: Number(args.workers), shared: args.shared,
+      hosts, seconds: Number(args.seconds), warmup: Number(args.warmup), workers: Number(args.workers), shared: args.shared, bundle: args.bundle,
       exporterShards: Number(args.shards) === 2 ? 2 : 1, shardBy: args['shard-by'] === 'list' ? 'list' : 'glob', cluster: args.cluster, consumers: CONSUMERS,
       drop: args.drop ? { host: 7 % hosts, sampler: 'cpu_usage', tick: 5 } : undefined,
       double: args.double ? { host: 3 % hosts, sampler: 'sim_syscall_latency', tick: 6 } : undefined,

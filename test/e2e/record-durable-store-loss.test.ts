@@ -33,7 +33,8 @@ const WARN = 40;
 
 function agentConfig(host: string, url: string, intervalMs: number) {
   const config = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: url, intervalMs });
-  return { ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, http: undefined };
+  // a message per frame ([stream] bundle = false): the spools are compared with the stream frame by frame
+  return { ...config, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, http: undefined, bundle: false };
 }
 
 /** Kills a server with kill -9 and starts an empty one (a new store) on the same port. */
@@ -170,11 +171,11 @@ test.serial('record --durable rides through a server that loses its store: waits
     const allNew = await streamFrames(server.url, host, sinceNs, untilNs);
     const recordedA = a.lines.find((l) => l.msg === 'recorded');
     const recordedB = logLine(b2.stderr, 'recorded');
-    t.log(`new stream: ${allNew.length} frames of ${host} in the window; A spooled ${String(recordedA?.spooledFrames)}, B ${String(recordedB?.spooledFrames)}; resumed: ${JSON.stringify(logLine(b2.stderr, 'resuming'))}`);
+    t.log(`new stream: ${allNew.length} frames of ${host} in the window; A spooled ${String(recordedA?.spooledMessages)}, B ${String(recordedB?.spooledMessages)}; resumed: ${JSON.stringify(logLine(b2.stderr, 'resuming'))}`);
     // and the frames stored after the window's end that each read before its window was complete (frame time,
     // src/sources/window-end.ts): up to the deadline, 2 s after the end for an agent on time
     const pastEnd = (await streamFrames(server.url, host, untilNs + 1n, untilNs + 3_000_000_000n)).length;
-    for (const [name, recorded, old] of [['A', recordedA?.spooledFrames, oldA.length], ['B', recordedB?.spooledFrames, oldB.length]] as const) {
+    for (const [name, recorded, old] of [['A', recordedA?.spooledMessages, oldA.length], ['B', recordedB?.spooledMessages, oldB.length]] as const) {
       const extra = Number(recorded) - (old + allNew.length);
       t.true(extra >= 0 && extra <= pastEnd, `${name}: the old frames and every frame of the new stream, once (${extra} read past the end, of ${pastEnd} stored in the 3 s after it)`);
     }

@@ -149,7 +149,7 @@ test.serial('record --durable survives SIGKILL while frames flow, while it rebui
   const e = await fourth.exited;
   t.is(e.code, 0, fourth.stderr);
   const resumed = [second, third, fourth].map((r) => logLine(r, 'resuming'));
-  t.log(`resumed from ${resumed.map((r) => String(r?.spooledFrames)).join(', ')} spooled frames in ${resumed.map((r) => String(r?.resumeMs)).join(', ')} ms`);
+  t.log(`resumed from ${resumed.map((r) => String(r?.spooledMessages)).join(', ')} spooled frames in ${resumed.map((r) => String(r?.resumeMs)).join(', ')} ms`);
 
   const rows = await duck.rows(`SELECT host, timestamp, "cpu_usage/user/0" AS user0 FROM read_parquet('${out}') ORDER BY host, timestamp`);
   const [dups] = await duck.rows(`SELECT count(*) - count(DISTINCT (host, timestamp)) AS n FROM read_parquet('${out}')`);

@@ -45,6 +45,8 @@ export interface FleetRunOptions {
   readonly workers: number;
   /** one connection per load process instead of one per host */
   readonly shared: boolean;
+  /** each host's frames of a tick in one message (the agent's [stream] bundle) */
+  readonly bundle?: boolean;
   /** 1: one exporter of '*'; 2: two, hosts with an even and an odd last digit */
   readonly exporterShards: 1 | 2;
   /**
@@ -190,7 +192,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
         });
         w.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`load process ${first} exited ${code}`))));
       }));
-      const start: WorkerStart = { url, first, count: Math.min(per, o.hosts - first), ticks, shared: o.shared, drop: o.drop, double: o.double };
+      const start: WorkerStart = { url, first, count: Math.min(per, o.hosts - first), ticks, shared: o.shared, bundle: o.bundle ?? false, drop: o.drop, double: o.double };
       w.send(start);
     }
     await Promise.all(readyAll);
@@ -360,12 +362,13 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       after.recorderFile = (Date.now() - finished) / 1000;
       if (recorder.alive) o.say('  the recorder had not finished 150 s after the last tick: stopping it');
       await recorder.stop(60_000);
-      const s = recorder.logged('recorded') as { frames?: number; spooledFrames?: number; rows?: number } | undefined;
+      const s = recorder.logged('recorded') as { frames?: number; spooledMessages?: number; rows?: number } | undefined;
       if (s?.frames === undefined || !existsSync(recordOut)) tallies.recorder = { lost: Number.NaN, doubled: Number.NaN, repeats: Number.NaN, note: `no file: ${recorder.output.slice(-800)}` };
       else {
         const p = await parquetMissing(recordOut, samplers, o.hosts, ticks);
-        // frames it used = the schedule's less the missing, plus any taken twice; spooled = every message the durable consumer delivered
-        const repeats = (s.spooledFrames ?? Number.NaN) - s.frames;
+        // frames it used = the schedule's less the missing, plus any taken twice; spooled = every message the durable consumer
+        // delivered (a bundle holds a host's frames of a tick)
+        const repeats = (s.spooledMessages ?? Number.NaN) * (o.bundle === true ? samplers.length : 1) - s.frames;
         // the window's end is in frame time (src/sources/window-end.ts): frames of it that a lagging load
         // published after the end are recorded; only those published after the longest wait for them
         // (the end + 2 s + 2 min of lateness) are not its loss. The window starts about when it logs "recording".
@@ -378,7 +381,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
             if (p > windowEnd + 2000 + Number(MAX_LAG_WAIT_NS / 1_000_000n)) beyond += samplers.length;
           }
         }
-        tallies.recorder = { lost: p.missing - beyond, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window's end (${beyond} after the longest wait, not counted as lost); recorded ${s.frames} frames of ${String(s.spooledFrames)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
+        tallies.recorder = { lost: p.missing - beyond, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window's end (${beyond} after the longest wait, not counted as lost); recorded ${s.frames} frames of ${String(s.spooledMessages)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
       }
     }
 

@@ -9,12 +9,15 @@
  * the parent when each host published (`tick` message); at the end, once
  * every Publisher is flushed, its totals (`done`).
  *
+ * `bundle` sends each host's frames of a tick as one bundle (agent/bundling-sink.ts).
  * `drop` leaves one frame out and `double` publishes one frame a second time
  * under another message id (stored twice): the audits must see each.
  */
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { openDescriptorBucket } from '../../src/bus/kv.js';
+import type { FrameSink } from '../../src/agent/agent.js';
+import { BundlingSink } from '../../src/agent/bundling-sink.js';
 import { Publisher } from '../../src/bus/publisher.js';
 import { frameMsgIdPrefix, hostToken, metricsSubject } from '../../src/bus/subjects.js';
 import { encodeFrame } from '../../src/frame/codec.js';
@@ -34,6 +37,8 @@ export interface WorkerStart {
   readonly count: number;
   readonly ticks: number;
   readonly shared: boolean;
+  /** each host's frames of a tick as one bundle, as an agent with [stream] bundle sends them */
+  readonly bundle?: boolean;
   readonly drop?: FrameRef;
   readonly double?: FrameRef;
 }
@@ -58,7 +63,7 @@ async function run(o: WorkerStart): Promise<void> {
     return nc;
   };
   const shared = o.shared ? await open(`fleet-load-${o.first}`) : undefined;
-  const hosts: { index: number; host: string; publisher: Publisher; subjects: string[]; prefixes: string[] }[] = [];
+  const hosts: { index: number; host: string; publisher: Publisher; sink: FrameSink; subjects: string[]; prefixes: string[] }[] = [];
   for (let i = o.first; i < o.first + o.count; i++) {
     const host = simHost(i);
     const nc = shared ?? (await open(`rezolus-agent ${host}`));
@@ -66,6 +71,7 @@ async function run(o: WorkerStart): Promise<void> {
     for (const s of samplers) publisher.putDescriptor(s.descriptor.hash, s.descriptor.json);
     hosts.push({
       index: i, host, publisher,
+      sink: o.bundle === true ? new BundlingSink(publisher, host, instanceOf(i)) : publisher,
       subjects: samplers.map((s) => metricsSubject(host, s.name)),
       prefixes: samplers.map((s) => frameMsgIdPrefix(host, s.name, instanceOf(i))),
     });
@@ -89,11 +95,12 @@ async function run(o: WorkerStart): Promise<void> {
         if (o.drop !== undefined && o.drop.host === h.index && o.drop.sampler === s.name && o.drop.tick === tick) return;
         const header = { host: hostToken(h.host), sampler: s.name, instance: instanceOf(h.index), seq: tick, beginNs: endNs - 1_000_000n, endNs, descriptor: s.descriptor.hash };
         const data = encodeFrame(header, fleetValues(s, h.index, tick, now));
-        h.publisher.publishFrame(h.subjects[k] as string, data, h.prefixes[k] as string, tick);
+        h.sink.publishFrame(h.subjects[k] as string, data, h.prefixes[k] as string, tick);
         if (o.double !== undefined && o.double.host === h.index && o.double.sampler === s.name && o.double.tick === tick) {
           h.publisher.publishFrame(h.subjects[k] as string, data, `${h.prefixes[k] as string}again-`, tick);
         }
       });
+      h.sink.endTick?.();
     }
     send({ type: 'tick', tick, first: o.first, publishMs, lagMs, buffered: hosts.reduce((n, h) => n + h.publisher.stats.buffered, 0) });
   }
