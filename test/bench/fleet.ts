@@ -121,13 +121,16 @@ function print(r: FleetResult, peer: number): void {
   }
   say(`    publisher: ${r.publisher.published} acked, ${r.publisher.duplicates} acked as duplicates, ${r.publisher.dropped} dropped, ${r.publisher.retries} retries, flushed ${String(r.publisher.flushed)}; load lag max ${r.loadLagMs} ms`);
   say(`    publish → visible in the exporter: p50 ≤ ${r.latencyMs.p50} ms, p99 ≤ ${r.latencyMs.p99} ms (${r.latencyMs.samples} observations); GET /metrics p50 ${r.scrapeMs.p50} ms, max ${r.scrapeMs.max} ms, ${fmt(r.scrapeMs.bytes / 1e6, 1)} MB, ${r.scrapeMs.late} scrape slots missed`);
-  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages - r.expected} more than the schedule); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
+  // a bundle holds a host's frames of a tick
+  const perMessage = args.bundle ? r.samplers : 1;
+  const framesPerSecond = r.streamMsgsPerSecond * perMessage;
+  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages * perMessage - r.expected} frames more than the schedule); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
   say(`    after the last tick: ${Object.entries(r.after).map(([k, v]) => `${k} ${fmt(v, 1)} s`).join(', ')}`);
   // hosts per core from the frames the stream took in the window (a lagging load makes fewer than the schedule)
-  const served = r.streamMsgsPerSecond / r.samplers;
+  const served = framesPerSecond / r.samplers;
   say(`    process              CPU (cores)   RSS MiB   peak MiB   µs per frame   hosts per core (${fmt(served, 0)} hosts' frames/s in the window)`);
   for (const p of r.procs) {
-    say(`    ${p.name.padEnd(20)} ${fmt(p.cpu, 3).padStart(11)} ${fmt(p.rssMiB, 0).padStart(9)} ${fmt(p.hwmMiB, 0).padStart(10)} ${fmt((p.cpu / r.streamMsgsPerSecond) * 1e6, 1).padStart(14)} ${fmt(served / p.cpu, 0).padStart(16)}`);
+    say(`    ${p.name.padEnd(20)} ${fmt(p.cpu, 3).padStart(11)} ${fmt(p.rssMiB, 0).padStart(9)} ${fmt(p.hwmMiB, 0).padStart(10)} ${fmt((p.cpu / framesPerSecond) * 1e6, 1).padStart(14)} ${fmt(served / p.cpu, 0).padStart(16)}`);
   }
   const load = r.procs.filter((p) => p.name.startsWith('load')).reduce((n, p) => n + p.cpu, 0);
   say(`    load generator total ${fmt(load, 3)} cores; all processes ${fmt(r.procs.reduce((n, p) => n + p.cpu, 0), 2)} of 2 cores`);

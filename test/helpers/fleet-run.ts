@@ -13,7 +13,7 @@
  */
 import { MAX_LAG_WAIT_NS } from '../../src/sources/window-end.js';
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
@@ -127,6 +127,11 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     } else {
       const server = await startTestNats();
       stops.push(() => server.dispose());
+      // run before the dispose (stops run in reverse): a live subscriber the server cut off lost what it held for it
+      stops.push(async () => {
+        const slow = readFileSync(server.logFile, 'utf8').split('\n').filter((l) => /Slow Consumer/i.test(l));
+        if (slow.length > 0) o.say(`  nats-server: ${slow.length} slow consumer events, e.g. ${slow[0]?.slice(0, 300)}`);
+      });
       url = server.url;
       natsPids = [server.process.pid as number];
       const forget = killOnExit(natsPids[0] as number);
