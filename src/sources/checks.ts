@@ -68,13 +68,8 @@ export async function resolveRaw(raw: RawFrame, cache: DescriptorLookup, skipped
   return resolveWith(raw, descriptor, skipped);
 }
 
-/**
- * The first checks of a message of a frame subject, without I/O: decoded,
- * and naming the host and sampler of its subject (before its descriptor is
- * looked up, so an impostor costs no bucket read); undefined (and counted)
- * when it fails one.
- */
-export function decodeOnSubject(subject: string, data: Uint8Array, skipped: SkipStats): RawFrame | undefined {
+/** Decoded, and naming the host and sampler of `subjectOf(its sampler)`; undefined (and counted) otherwise. */
+function decodeChecked(data: Uint8Array, skipped: SkipStats, subjectOf: (sampler: string) => string): RawFrame | undefined {
   let raw;
   try {
     raw = decodeFrame(data);
@@ -82,11 +77,21 @@ export function decodeOnSubject(subject: string, data: Uint8Array, skipped: Skip
     skipped.garbage++;
     return undefined;
   }
-  if (!subjectMatches(subject, raw.host, raw.sampler)) {
+  if (!subjectMatches(subjectOf(raw.sampler), raw.host, raw.sampler)) {
     skipped.wrongSubject++;
     return undefined;
   }
   return raw;
+}
+
+/**
+ * The first checks of a message of a frame subject, without I/O: decoded,
+ * and naming the host and sampler of its subject (before its descriptor is
+ * looked up, so an impostor costs no bucket read); undefined (and counted)
+ * when it fails one.
+ */
+export function decodeOnSubject(subject: string, data: Uint8Array, skipped: SkipStats): RawFrame | undefined {
+  return decodeChecked(data, skipped, () => subject);
 }
 
 /**
@@ -96,18 +101,7 @@ export function decodeOnSubject(subject: string, data: Uint8Array, skipped: Skip
  * that is not a subject token, is counted wrong_subject.
  */
 export function decodeInBundle(prefix: string, data: Uint8Array, skipped: SkipStats): RawFrame | undefined {
-  let raw;
-  try {
-    raw = decodeFrame(data);
-  } catch {
-    skipped.garbage++;
-    return undefined;
-  }
-  if (!subjectMatches(prefix + raw.sampler, raw.host, raw.sampler)) {
-    skipped.wrongSubject++;
-    return undefined;
-  }
-  return raw;
+  return decodeChecked(data, skipped, (sampler) => prefix + sampler);
 }
 
 /**
