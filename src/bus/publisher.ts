@@ -6,6 +6,7 @@ import { publishFailure } from './api-errors.js';
 import { DESCRIPTOR_BUCKET, descriptorKey, MsgIdTags, taggedMsgId } from './subjects.js';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { MessageTooLargeError, PublishRefusedError } from '../errors.js';
+import { bundleFrames, encodeBundle } from '../frame/bundle.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
@@ -348,13 +349,39 @@ export class Publisher {
    * the cause is fixed the next frame carries what this one had.
    */
   private refused(item: Item, error: unknown): boolean {
+    if (error instanceof MessageTooLargeError && item.kind === 'frame' && item.frames > 1) {
+      // A bundle above the stream's max_msg_size (the agent keeps bundles under max_payload, not under a
+      // limit of the stream's): its frames go again one to a bundle, in order, ahead of what was not sent
+      // yet; a frame that does not fit alone is then dropped as any other.
+      const frames = bundleFrames(item.data);
+      for (let i = frames.length - 1; i >= 0; i--) {
+        const data = encodeBundle([frames[i] as Uint8Array]);
+        // a tag of its own: a new Nats-Msg-Id
+        this.push({ ...item, data, tag: this.tags.next(), frames: 1, bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false, evicted: false }, true);
+      }
+      this.acked(item);
+      const last = this.refusalLogged.get('max_msg_size');
+      if (last === undefined || Date.now() - last > 60_000) {
+        this.refusalLogged.set('max_msg_size', Date.now());
+        this.o.log.warn(
+          { subject: item.subject, bytes: item.data.byteLength, frames: item.frames },
+          'a bundle was larger than the stream takes (its max_msg_size): its frames went one to a message (raise max_msg_size, or [stream] bundle = false)',
+        );
+      }
+      return true;
+    }
     if (error instanceof MessageTooLargeError) {
       // it would never fit: a frame is dropped and counted; a descriptor too (the agent checks
       // descriptors against max_payload before it queues them, so this is a server limit below it)
-      const what = item.kind === 'frame' ? `a frame of ${item.data.byteLength} bytes for ${item.subject}` : `descriptor ${item.key} (${item.value.length} bytes)`;
+      const what =
+        item.kind === 'kv'
+          ? `descriptor ${item.key} (${item.value.length} bytes)`
+          : item.frames > 1
+            ? `a bundle of ${item.frames} frames (${item.data.byteLength} bytes) for ${item.subject}`
+            : `a frame of ${item.data.byteLength} bytes for ${item.subject}`;
       if (item.kind === 'frame') this.stats.dropped += item.frames;
       this.acked(item);
-      this.o.log.error({ err: error, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler)`);
+      this.o.log.error({ err: error, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler${item.kind === 'frame' && item.frames > 1 ? ', or [stream] bundle = false for a message per frame' : ''})`);
       return true;
     }
     if (item.kind === 'kv' && error instanceof JetStreamApiError) {

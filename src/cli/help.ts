@@ -80,7 +80,7 @@ seconds, null where there is nothing to tell):
   v (1), at, nats, hosts_selected, silent_after_s, ok (false: exit 1)
   summary       hosts, ok, failed, silent, stopped, alerts_firing, alerts_pending
   hosts[]       host, state (ok | failed | silent | stopped), problem,
-                last_frame, last_frame_age_s, frames,
+                last_frame, last_frame_age_s, frames (messages: a bundle counts once),
                 agent {state, version, instance, started, updated, updated_age_s} | null,
                 samplers {ok, degraded (how many of ok), failed, off, other} | null,
                 sampler_states[] {name, state, reason, error, interval_ms, last_frame_age_s},
@@ -158,7 +158,7 @@ Usage: rezolus <mode> [options]
 
 Modes:
   up         the embedded default: a private nats-server, agent, exporter, hindsight, viewer and alerts
-  agent      sample this host and publish frames to rezolus.metrics.<host>.<sampler>
+  agent      sample this host and publish a tick's frames to rezolus.metrics.<host>._bundle
   exporter   serve Prometheus /metrics for one host, a list of hosts or the fleet
   record     record hosts live from the bus (or a past window) into a Parquet file
   hindsight  dump the last minutes of the stream to a Parquet file on demand (or once: snapshot)

@@ -4,6 +4,7 @@ import type { NatsConnection } from '@nats-io/nats-core';
 import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { Publisher } from '../../src/bus/publisher.js';
+import { bundleFrames, encodeBundle } from '../../src/frame/bundle.js';
 import { ensureStream, type StreamOptions } from '../../src/bus/stream.js';
 import { NoStreamError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -201,6 +202,41 @@ test.serial('a stream and bucket gone from the server: a retry reports NoStreamE
     t.is(publisher.stats.dropped, 0);
     await publisher.close();
   } finally {
+    await nc.close();
+    await server.dispose();
+  }
+});
+
+test.serial('a bundle above the stream\'s max_msg_size goes again a frame to a bundle: every frame stored once and in order, none dropped', async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  try {
+    const jsm = await jetstreamManager(nc);
+    // an operator's stream limit below what the agent bundles (it keeps bundles under max_payload only)
+    await jsm.streams.update('REZOLUS', { ...(await jsm.streams.info('REZOLUS')).config, max_msg_size: 200 });
+    const subject = 'rezolus.metrics.h1._bundle';
+    // a tick at a time, as an agent sends them (bundles sent back to back, as after an outage, may be
+    // stored in another order: a split one's frames go after those already in flight)
+    for (const [seq, frames] of [[1, [1, 2, 3, 4, 5]], [2, [6]], [3, [7, 8]]] as const) {
+      publisher.publishBundle(subject, encodeBundle(frames.map(frame)), 'h1._bundle.1.', seq, frames.length);
+      t.true(await publisher.flush(10_000));
+    }
+    const stored: number[] = [];
+    const info = await jsm.streams.info('REZOLUS');
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const m = await jsm.streams.getMessage('REZOLUS', { seq });
+      t.true((m?.data.byteLength ?? 0) <= 200);
+      for (const f of bundleFrames(m?.data ?? new Uint8Array(0))) stored.push(new DataView(f.buffer, f.byteOffset).getUint32(0));
+    }
+    t.deepEqual(stored, [1, 2, 3, 4, 5, 6, 7, 8], 'each frame once, in the order queued');
+    t.like(publisher.stats, { published: 8, dropped: 0, buffered: 0 });
+    // a single frame above the limit still cannot fit: dropped and counted, the rest goes on
+    publisher.publishBundle(subject, encodeBundle([new Uint8Array(300)]), 'h1._bundle.1.', 4, 1);
+    publisher.publishBundle(subject, encodeBundle([frame(9)]), 'h1._bundle.1.', 5, 1);
+    t.true(await publisher.flush(10_000));
+    t.like(publisher.stats, { published: 9, dropped: 1, buffered: 0 });
+  } finally {
+    await publisher.close();
     await nc.close();
     await server.dispose();
   }
