@@ -10,6 +10,16 @@ import { FrameDecodeError } from './codec.js';
 const ARRAY_HEADER_MAX = 5;
 const BIN_HEADER_MAX = 5;
 
+/**
+ * The most frames a bundle may hold: an agent sends one per sampler and
+ * tick (26 today). A consumer refuses a bundle of more without looking at
+ * its frames, so that one message on a host's own subject cannot make every
+ * consumer split and check millions of elements.
+ */
+export const MAX_BUNDLE_FRAMES = 1024;
+/** The fewest bytes a frame takes (its header fields alone take more): a shorter element is not one. */
+export const MIN_FRAME_BYTES = 24;
+
 /** The size of a bundle of frames whose sizes add up to `frameBytes`, at most (the headers at their largest). */
 export function bundleBytesAtMost(frames: number, frameBytes: number): number {
   return ARRAY_HEADER_MAX + frames * BIN_HEADER_MAX + frameBytes;
@@ -52,16 +62,11 @@ export function encodeBundle(frames: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** Whether a message's bytes start as a bundle does (a msgpack array); a frame alone is a map. */
-export function looksLikeBundle(data: Uint8Array): boolean {
-  const b = data[0];
-  return b !== undefined && ((b & 0xf0) === 0x90 || b === 0xdc || b === 0xdd);
-}
-
 /**
  * The frames of a bundle, as views on its bytes. Throws FrameDecodeError
- * unless the bytes are exactly an array of bin: a length past the end,
- * an element of another type, or bytes left over.
+ * unless the bytes are exactly an array of at most MAX_BUNDLE_FRAMES bin of
+ * MIN_FRAME_BYTES or more: a length past the end, an element of another
+ * type or too short, or bytes left over refuse the whole bundle.
  */
 export function bundleFrames(data: Uint8Array): Uint8Array[] {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
@@ -83,8 +88,9 @@ export function bundleFrames(data: Uint8Array): Uint8Array[] {
     count = view.getUint32(at);
     at += 4;
   } else throw new FrameDecodeError('bundle: not a msgpack array');
-  // every element takes 2 bytes at least: a count beyond that is a lie, not a reason to allocate
-  if (count * 2 > end - at) throw new FrameDecodeError('bundle: more elements than bytes');
+  if (count > MAX_BUNDLE_FRAMES) throw new FrameDecodeError(`bundle: ${count} elements, more than ${MAX_BUNDLE_FRAMES}`);
+  // a count the bytes cannot hold is a lie, not a reason to look further
+  if (count * (2 + MIN_FRAME_BYTES) > end - at) throw new FrameDecodeError('bundle: more elements than its bytes hold');
   const frames: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {
     need(1);
@@ -103,6 +109,7 @@ export function bundleFrames(data: Uint8Array): Uint8Array[] {
       n = view.getUint32(at);
       at += 4;
     } else throw new FrameDecodeError(`bundle: element ${i} is not bin`);
+    if (n < MIN_FRAME_BYTES) throw new FrameDecodeError(`bundle: element ${i} is ${n} bytes, too short for a frame`);
     need(n);
     frames.push(data.subarray(at, at + n));
     at += n;

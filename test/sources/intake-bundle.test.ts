@@ -58,7 +58,7 @@ test('every frame of a bundle is handed over with its own bytes, as if it had co
 
 test('a frame naming another host, or not a frame, is counted and left out; the rest of its bundle is used', async (t) => {
   const { intake, used, skipped } = intakeOf();
-  const bundle = encodeBundle([frame('web01', 'cpu_usage', 1), frame('db01', 'memory_meminfo', 1), Uint8Array.of(1, 2, 3), frame('web01', 'network_traffic', 1)]);
+  const bundle = encodeBundle([frame('web01', 'cpu_usage', 1), frame('db01', 'memory_meminfo', 1), new Uint8Array(40).fill(0xc1), frame('web01', 'network_traffic', 1)]);
   intake.take(bundleSubject('web01'), bundle);
   t.deepEqual(used.map((u) => u.frame.sampler), ['cpu_usage', 'network_traffic']);
   t.is(skipped.wrongSubject, 1);
@@ -69,10 +69,13 @@ test('a bundle that is not an array of bin is garbage once; a bundle on a sample
   const { intake, used, skipped } = intakeOf();
   intake.take(bundleSubject('web01'), Uint8Array.of(0x92, 0xc4, 0x05, 1));
   t.is(skipped.garbage, 1);
-  intake.take(metricsSubject('web01', 'cpu_usage'), encodeBundle([frame('web01', 'cpu_usage', 1)]));
+  // an element too short for a frame refuses the whole bundle, its good frames with it
+  intake.take(bundleSubject('web01'), encodeBundle([frame('web01', 'cpu_usage', 1), Uint8Array.of(1, 2, 3)]));
   t.is(skipped.garbage, 2);
-  intake.take(bundleSubject('web01'), frame('web01', 'cpu_usage', 2));
+  intake.take(metricsSubject('web01', 'cpu_usage'), encodeBundle([frame('web01', 'cpu_usage', 1)]));
   t.is(skipped.garbage, 3);
+  intake.take(bundleSubject('web01'), frame('web01', 'cpu_usage', 2));
+  t.is(skipped.garbage, 4);
   t.is(used.length, 0);
 });
 
