@@ -7,7 +7,7 @@
  * when its own tick ends.
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
-import { bundleBytesAtMost, encodeBundle } from '../frame/bundle.js';
+import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
 import type { PublishStats } from '../samplers/rezolus/introspection.js';
 import type { FrameSink } from './agent.js';
 
@@ -45,17 +45,20 @@ export class BundlingSink implements FrameSink {
 
   /**
    * Keeps the frame for the next bundle. One that would make the bundle
-   * larger than the server takes sends what is kept first; one that is too
-   * large even alone goes alone on its own subject, where the publisher
-   * reports it (never a whole tick refused for one frame).
+   * larger than the server takes, or hold more than MAX_BUNDLE_FRAMES, sends
+   * what is kept first; one that is too large even alone goes alone on its
+   * own subject, after what is kept, where the publisher reports it (never a
+   * whole tick refused for one frame).
    */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     const limit = (this.#next.maxPayload?.() ?? DEFAULT_LIMIT) - HEADROOM_BYTES;
     if (bundleBytesAtMost(1, data.byteLength) > limit) {
+      // what is kept goes first: it may hold this sampler's previous frame, which must not be overtaken
+      this.endTick();
       this.#next.publishFrame(subject, data, idPrefix, seq);
       return;
     }
-    if (bundleBytesAtMost(this.#frames.length + 1, this.#bytes + data.byteLength) > limit) this.endTick();
+    if (this.#frames.length === MAX_BUNDLE_FRAMES || bundleBytesAtMost(this.#frames.length + 1, this.#bytes + data.byteLength) > limit) this.endTick();
     this.#frames.push(data);
     this.#bytes += data.byteLength;
   }

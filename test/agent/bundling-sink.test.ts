@@ -7,7 +7,7 @@
 import test from 'ava';
 import { Agent, type FrameSink } from '../../src/agent/agent.js';
 import { BundlingSink, type BundleTarget } from '../../src/agent/bundling-sink.js';
-import { bundleFrames } from '../../src/frame/bundle.js';
+import { bundleFrames, MAX_BUNDLE_FRAMES } from '../../src/frame/bundle.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { metric, MetricKind, Unit } from '../../src/metrics/metric.js';
@@ -145,10 +145,15 @@ test('no bundle is larger than the server takes: a tick is split; a frame too la
   t.is(bundles.reduce((n, b) => n + b.frames, 0), 3);
   t.false(target.events.some((e) => e.kind === 'frame'));
   await agent.stop();
-  // a frame no bundle could hold (the agent's descriptor check keeps real ones below this)
-  sink.publishFrame('rezolus.metrics.h.fake_big', new Uint8Array(limit - 1000), 'h.fake_big.00000001.', 1);
+  // a frame no bundle could hold (the agent's descriptor check keeps real ones below this) goes alone, after
+  // what is kept (which may hold its sampler's previous frame)
+  sink.publishFrame('rezolus.metrics.h.fake_big', new Uint8Array(100), 'h.fake_big.00000001.', 1);
+  sink.publishFrame('rezolus.metrics.h.fake_big', new Uint8Array(limit - 1000), 'h.fake_big.00000001.', 2);
   sink.endTick();
-  t.deepEqual(target.events.slice(-1).map((e) => [e.kind, (e as { subject: string }).subject]), [['frame', 'rezolus.metrics.h.fake_big']]);
+  t.deepEqual(target.events.slice(-2).map((e) => [e.kind, (e as { subject: string }).subject]), [
+    ['bundle', 'rezolus.metrics.h._bundle'],
+    ['frame', 'rezolus.metrics.h.fake_big'],
+  ]);
 });
 
 test('a tick where no sampler made a frame sends no bundle', async (t) => {
@@ -159,4 +164,15 @@ test('a tick where no sampler made a frame sends no bundle', async (t) => {
   await agent.tickOnce();
   await agent.stop();
   t.deepEqual(target.events, []);
+});
+
+test('a tick of more frames than a bundle may hold goes as several bundles, none above MAX_BUNDLE_FRAMES', (t) => {
+  const target = new Collector();
+  const sink = new BundlingSink(target, 'h', 1);
+  for (let i = 0; i < MAX_BUNDLE_FRAMES + 6; i++) sink.publishFrame(`rezolus.metrics.h.s${i}`, new Uint8Array(30), `h.s${i}.00000001.`, 1);
+  sink.endTick();
+  t.deepEqual(target.bundles().map((b) => [b.frames, bundleFrames(b.data).length]), [
+    [MAX_BUNDLE_FRAMES, MAX_BUNDLE_FRAMES],
+    [6, 6],
+  ]);
 });
