@@ -48,6 +48,8 @@ export interface SamplerStatus extends SamplerStats {
   readonly intervalMs: number;
   /** size of the last frame and its series count (bytes per series is the wire figure we track) */
   readonly lastFrameBytes: number;
+  /** when its last frame was made, unix ms (undefined before the first) */
+  readonly lastFrameMs: number | undefined;
   readonly lastSeries: number;
   /** sequence number of the last frame made (frames made so far by this instance) */
   readonly seq: number;
@@ -94,6 +96,7 @@ interface Runtime {
   skipped: number;
   overruns: number;
   lastFrameBytes: number;
+  lastFrameMs: number | undefined;
   lastSeries: number;
   lastError: string;
 }
@@ -132,6 +135,7 @@ export class Agent implements AgentIntrospection {
       skipped: 0,
       overruns: 0,
       lastFrameBytes: 0,
+      lastFrameMs: undefined,
       lastSeries: 0,
       lastError: '',
     }));
@@ -205,6 +209,7 @@ export class Agent implements AgentIntrospection {
       skipped: r.skipped,
       overruns: r.overruns,
       lastFrameBytes: r.lastFrameBytes,
+      lastFrameMs: r.lastFrameMs,
       lastSeries: r.lastSeries,
       seq: r.seq,
     }));
@@ -350,6 +355,7 @@ export class Agent implements AgentIntrospection {
       values,
     );
     r.lastFrameBytes = data.byteLength;
+    r.lastFrameMs = now;
     r.lastSeries = points.length;
     this.o.sink.publishFrame(r.subject, data, r.idPrefix, r.seq);
   }

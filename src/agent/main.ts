@@ -222,6 +222,8 @@ async function putStatus(
       errors: s.errors,
       skipped: s.skipped,
       seq: s.seq,
+      // a bundling agent's frames share one subject: what tells a reader that this sampler has stopped making them
+      ...(s.lastFrameMs === undefined ? {} : { last_frame: new Date(s.lastFrameMs).toISOString() }),
     })),
     publisher: { published: p.published, buffered: p.buffered, buffered_bytes: p.bufferedBytes, dropped: p.dropped, retries: p.retries, refused: p.refused },
   };

@@ -4,7 +4,7 @@
  * their lag. Pure: the snapshot and the options are all it reads.
  */
 import { BUNDLE_TOKEN } from '../bus/subjects.js';
-import type { AgentStatusRecord } from './record.js';
+import type { AgentStatusRecord, SamplerRecord } from './record.js';
 import { samplerClass } from './record.js';
 import type { ConsumerReport, HostReport, HostState, SamplerReport, StatusReport, StreamReport } from './report.js';
 import { isUnavailable, type AlertSnapshot, type BusSnapshot, type ConsumerSnapshot, type StreamSnapshot, type SubjectSnapshot } from './snapshot.js';
@@ -36,14 +36,22 @@ const isoOf = (ms: number | undefined): string | null => (ms === undefined ? nul
  * stream holds: its state and the age of its newest frame. The frames of
  * an agent that bundles share one subject: a sampler that publishes
  * (active or degraded) is given the age of the newest bundle, unless a
- * subject of its own is newer.
+ * subject of its own is newer, or the status record says its last frame
+ * was already behind when the record was written (a refresh that hangs:
+ * then that time).
  */
 function samplerReports(parts: HostParts, atMs: number): SamplerReport[] {
   const newest = new Map(parts.subjects.map((s) => [s.sampler, s.lastMs]));
   const bundled = newest.get(BUNDLE_TOKEN);
-  const lastOf = (name: string, state: string): number | undefined => {
-    const own = newest.get(name);
-    if (bundled === undefined || (state !== 'active' && state !== 'degraded')) return own;
+  const updatedMs = parts.status?.updatedMs;
+  const lastOf = (s: SamplerRecord): number | undefined => {
+    const own = newest.get(s.name);
+    if (bundled === undefined || (s.state !== 'active' && s.state !== 'degraded')) return own;
+    const made = s.lastFrameMs;
+    // behind at the record's writing by more than two intervals (at least 2 s): the bundles go on without it
+    if (made !== undefined && updatedMs !== undefined && updatedMs - made > Math.max(2 * (s.intervalMs ?? 1000), 2000)) {
+      return own === undefined || made > own ? made : own;
+    }
     return own === undefined || bundled > own ? bundled : own;
   };
   const out: SamplerReport[] = (parts.status?.samplers ?? []).map((s) => ({
@@ -52,7 +60,7 @@ function samplerReports(parts: HostParts, atMs: number): SamplerReport[] {
     reason: s.reason ?? null,
     error: s.error ?? null,
     interval_ms: s.intervalMs ?? null,
-    last_frame_age_s: ageOf(atMs, lastOf(s.name, s.state)),
+    last_frame_age_s: ageOf(atMs, lastOf(s)),
   }));
   const listed = new Set(out.map((s) => s.name));
   for (const s of parts.subjects) {

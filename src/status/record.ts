@@ -18,6 +18,8 @@ export interface SamplerRecord {
   /** failed: the error */
   readonly error?: string;
   readonly intervalMs?: number;
+  /** when the agent made its last frame, unix ms (agents that bundle write it) */
+  readonly lastFrameMs?: number;
 }
 
 export interface AgentStatusRecord {
@@ -52,12 +54,14 @@ function sampler(v: unknown): SamplerRecord | undefined {
   const reason = text(r.reason);
   const error = text(r.error);
   const interval = r.interval_ms;
+  const lastFrameMs = time(r.last_frame);
   return {
     name,
     state,
     ...(reason === undefined ? {} : { reason }),
     ...(error === undefined ? {} : { error }),
     ...(typeof interval === 'number' && Number.isFinite(interval) && interval > 0 ? { intervalMs: interval } : {}),
+    ...(lastFrameMs === undefined ? {} : { lastFrameMs }),
   };
 }
 

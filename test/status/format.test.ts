@@ -246,8 +246,8 @@ test('parseAgentStatus reads the agent record and tolerates what it does not kno
     JSON.stringify({
       host: 'web-1', state: 'running', instance: '5100000a', version: '0.1.0', started: '2026-11-22T09:15:00Z', updated: '2026-11-22T10:14:56Z',
       samplers: [
-        { name: 'cpu_usage', state: 'active', interval_ms: 1000, refreshes: 5, errors: 0, skipped: 0, seq: 5 },
-        { name: 'cpu_perf', state: 'failed', error: 'EACCES', interval_ms: 0 },
+        { name: 'cpu_usage', state: 'active', interval_ms: 1000, refreshes: 5, errors: 0, skipped: 0, seq: 5, last_frame: '2026-11-22T10:14:55.5Z' },
+        { name: 'cpu_perf', state: 'failed', error: 'EACCES', interval_ms: 0, last_frame: 'not a time' },
         { name: 'future', state: 'paused', reason: 'a state of a newer agent' },
         { state: 'active' },
         'junk',
@@ -258,7 +258,7 @@ test('parseAgentStatus reads the agent record and tolerates what it does not kno
   t.deepEqual(record, {
     host: 'web-1', state: 'running', instance: '5100000a', version: '0.1.0', startedMs: Date.parse('2026-11-22T09:15:00Z'), updatedMs: Date.parse('2026-11-22T10:14:56Z'),
     samplers: [
-      { name: 'cpu_usage', state: 'active', intervalMs: 1000 },
+      { name: 'cpu_usage', state: 'active', intervalMs: 1000, lastFrameMs: Date.parse('2026-11-22T10:14:55.5Z') },
       { name: 'cpu_perf', state: 'failed', error: 'EACCES' },
       { name: 'future', state: 'paused', reason: 'a state of a newer agent' },
     ],
@@ -296,7 +296,7 @@ test('rezolus --help lists the mode, and rezolus status --help names every field
   t.true(keys.size > 50, `${keys.size} keys walked`);
 });
 
-test('a host whose agent bundles: its publishing samplers get the newest bundle\'s age, the others none, and _bundle is no sampler', (t) => {
+test('a host whose agent bundles: its publishing samplers get the newest bundle\'s age unless the record says one was behind, the others none, and _bundle is no sampler', (t) => {
   const snap: BusSnapshot = {
     ...fleet(),
     subjects: [
@@ -311,6 +311,10 @@ test('a host whose agent bundles: its publishing samplers get the newest bundle\
         { name: 'memory_meminfo', state: 'failed', error: 'ENOENT' },
         { name: 'cgroup_resources', state: 'active' },
         { name: 'cpu_perf', state: 'unsupported', reason: 'no PMU' },
+        // its refresh hangs: still active, its last frame already 5 min old when the record was written 4 s ago
+        { name: 'network_traffic', state: 'active', intervalMs: 1000, lastFrameMs: AT - 300_000 },
+        // on time when the record was written (within two intervals), then the bundles say more
+        { name: 'cpu_perf_like', state: 'active', intervalMs: 10_000, lastFrameMs: AT - 4000 - 15_000 },
       ]),
     ],
     alerts: [],
@@ -319,5 +323,5 @@ test('a host whose agent bundles: its publishing samplers get the newest bundle\
   const host = assessStatus(snap, SILENT).hosts.find((h) => h.host === 'b-1');
   t.like(host, { state: 'failed', last_frame_age_s: 0.1, frames: 903 });
   const ages = Object.fromEntries((host?.sampler_states ?? []).map((s) => [s.name, s.last_frame_age_s]));
-  t.deepEqual(ages, { cgroup_resources: 0.1, cpu_perf: null, cpu_usage: 0.6, memory_meminfo: null, scheduler_runqueue: 0.6 });
+  t.deepEqual(ages, { cgroup_resources: 0.1, cpu_perf: null, cpu_perf_like: 0.6, cpu_usage: 0.6, memory_meminfo: null, network_traffic: 300, scheduler_runqueue: 0.6 });
 });
