@@ -35,7 +35,7 @@ export interface PublisherStats {
   dropped: number;
   /** failed attempts that were retried */
   retries: number;
-  /** frames and descriptors the server's permissions refused (another host's subject or key): dropped, not retried */
+  /** frames (a bundle counts its frames) and descriptors the server's permissions refused (another host's subject or key): dropped, not retried */
   refused: number;
   /** frames (a bundle counts its frames) and descriptors waiting for an ack */
   buffered: number;
@@ -404,7 +404,7 @@ export class Publisher {
     if (!(error instanceof PublishRefusedError)) return false;
     // a descriptor put refused (another host's key) is dropped too: queued ahead of frames, it would stall them all
     const subject = error.subject;
-    this.stats.refused++;
+    this.stats.refused += countOf(item);
     this.acked(item);
     const last = this.refusalLogged.get(subject);
     if (last === undefined || Date.now() - last > 60_000) {
