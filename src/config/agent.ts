@@ -33,7 +33,7 @@ export const AGENT_SPEC: FileSpec = {
       max_msgs_per_subject: { type: 'integer', default: 100000, min: 1, max: 1e9, doc: 'Guard so one noisy host/sampler cannot evict the fleet (15 min at 100 ms is 9000).' },
       duplicate_window: { type: 'duration', default: '2m', minMs: 1000, doc: 'How long a retried publish (same Nats-Msg-Id) is recognised; capped at max_age.' },
       replicas: { type: 'integer', default: 1, min: 1, max: 5, doc: '1 for a single server, 3 in a cluster.' },
-      bundle: { type: 'boolean', default: true, doc: 'One message per tick holding the frames of every sampler refreshed on it, on rezolus.metrics.<host>._bundle: one publish and one ack instead of one per sampler, for the agent, the server and every consumer. false: one message per frame on rezolus.metrics.<host>.<sampler>, for subscribers that pick a sampler by subject. Consumers take both.' },
+      bundle: { type: 'boolean', default: true, doc: 'One message per tick holding the frames of every sampler refreshed on it, on rezolus.metrics.<host>._bundle: one publish and one ack instead of one per sampler, for the agent, the server and every consumer. false: one message per frame on rezolus.metrics.<host>.<sampler>, for subscribers that pick a sampler by subject, and for consumers older than bundles (upgrade those first). Consumers take both.' },
     },
   },
   descriptors: {

@@ -6,7 +6,7 @@ import type { ExporterState } from './state.js';
 /** The exporter's own metrics, declared once: rendered on /metrics and listed in METRICS.md. */
 export const framesReceived = metric({
   name: 'rezolus_exporter_frames_received', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
-  description: 'Messages the exporter received on the frame subjects, used or not.',
+  description: 'Frames the exporter received on the frame subjects, used or not: each frame of a bundle; a message that is not a frame or a bundle counts once.',
 });
 export const framesUsed = metric({
   name: 'rezolus_exporter_frames', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
