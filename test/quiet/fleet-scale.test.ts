@@ -1,5 +1,5 @@
 /**
- * Issue 19, bounded (in test/quiet: it loads both CPUs for ~40 s, so it runs alone after the main suite): 200 simulated hosts × 26 real-shaped samplers for 20 s
+ * Issue 19, bounded (in test/quiet: it loads both CPUs for ~40 s, so it runs alone after the main suite): 200 simulated hosts × 26 real-shaped samplers for 20 s, each host's frames of a tick in one bundle as agents send them (and 100 hosts for 10 s with a message per frame),
  * through the real Publisher into a private nats-server, with the fleet
  * exporter, a durable recorder of the whole fleet, the hindsight service
  * and the alert evaluator as CLI processes. Every consumer takes every
@@ -25,14 +25,14 @@ function everyFrameOnce(t: ExecutionContext, r: FleetResult): void {
   t.log(`publish → visible p50 ≤ ${r.latencyMs.p50} ms, p99 ≤ ${r.latencyMs.p99} ms; ${r.procs.map((p) => `${p.name} ${p.cpu.toFixed(3)} cores`).join(', ')}`);
 }
 
-test.serial('200 hosts for 20 s: no frame lost or doubled at the exporter, recorder, hindsight or alert evaluator', async (t) => {
+test.serial('100 hosts for 10 s, a message per frame: no frame lost or doubled at the exporter, recorder, hindsight or alert evaluator', async (t) => {
   t.timeout(240_000);
   const r = await runFleet({
-    hosts: 200, seconds: 20, warmup: 5, workers: 2, shared: false, exporterShards: 1, cluster: false,
+    hosts: 100, seconds: 10, warmup: 3, workers: 2, shared: false, exporterShards: 1, cluster: false,
     consumers: ['exporter', 'recorder', 'hindsight', 'alert'],
     say: (line) => t.log(line),
   });
-  t.is(r.expected, 200 * 26 * 20);
+  t.is(r.expected, 100 * 26 * 10);
   // a busy machine may time out acks: the Publisher retries, JetStream deduplicates (publisher.duplicates), nothing is lost
   t.like(r.publisher, { dropped: 0, flushed: true }, 'the Publishers had every frame acked');
   t.is(r.publisher.published - r.publisher.duplicates, r.expected, 'acked once each, retries deduplicated');
@@ -41,7 +41,7 @@ test.serial('200 hosts for 20 s: no frame lost or doubled at the exporter, recor
   everyFrameOnce(t, r);
 });
 
-test.serial('the same 200 hosts sending a bundle per tick, as agents do by default: every frame once at every consumer, one message per host and tick', async (t) => {
+test.serial('200 hosts for 20 s sending a bundle per tick, as agents do by default: every frame once at every consumer, one message per host and tick', async (t) => {
   t.timeout(240_000);
   const r = await runFleet({
     hosts: 200, seconds: 20, warmup: 5, workers: 2, shared: false, bundle: true, exporterShards: 1, cluster: false,

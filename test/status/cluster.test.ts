@@ -10,7 +10,7 @@ import { loadAgentConfig } from '../../src/config/agent.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { assessStatus, formatStatus, gatherStatus, type StatusReport } from '../../src/status/index.js';
-import { startCluster, type TestCluster } from '../helpers/cluster.js';
+import { clusterHealthy, startCluster, type TestCluster } from '../helpers/cluster.js';
 import { SimFleet } from '../helpers/sim-fleet.js';
 import { until } from '../helpers/until.js';
 
@@ -19,6 +19,9 @@ let sim: SimFleet | undefined;
 
 test.before(async () => {
   cluster = await startCluster();
+  // every node's JetStream current with the meta leader: with only a leader, an R3 stream may find
+  // "no suitable peers for placement" (seen on a busy machine)
+  if (!(await clusterHealthy(cluster))) throw new Error('the cluster\'s nodes did not answer 200 on /healthz within 60 s');
 });
 
 test.after.always(async () => {
