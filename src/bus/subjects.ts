@@ -52,6 +52,14 @@ export function bundleSubject(host: string): string {
   return `${METRICS_PREFIX}.${hostToken(host)}.${BUNDLE_TOKEN}`;
 }
 
+/**
+ * `rezolus.metrics.<host>.` of a bundle subject: a bundled frame counts as
+ * if it had come on that prefix and its sampler.
+ */
+export function bundleHostPrefix(subject: string): string {
+  return subject.slice(0, subject.length - BUNDLE_TOKEN.length);
+}
+
 /** Whether a frame subject carries bundles (its last token is BUNDLE_TOKEN). */
 export function isBundleSubject(subject: string): boolean {
   return subject.endsWith(`.${BUNDLE_TOKEN}`);

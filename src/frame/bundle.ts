@@ -25,6 +25,9 @@ export function bundleBytesAtMost(frames: number, frameBytes: number): number {
   return ARRAY_HEADER_MAX + frames * BIN_HEADER_MAX + frameBytes;
 }
 
+/** The width of a bin element's length by its type byte (bin8, bin16, bin32). */
+const BIN_WIDTH: Readonly<Record<number, 1 | 2 | 4>> = { 0xc4: 1, 0xc5: 2, 0xc6: 4 };
+
 function binHeaderSize(n: number): number {
   return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
 }
@@ -75,40 +78,27 @@ export function bundleFrames(data: Uint8Array): Uint8Array[] {
   const need = (n: number): void => {
     if (at + n > end) throw new FrameDecodeError('bundle: truncated');
   };
-  need(1);
-  const head = data[at++] as number;
+  /** the big-endian unsigned integer of `width` bytes at `at`, and past it */
+  const uint = (width: 1 | 2 | 4): number => {
+    need(width);
+    const v = width === 1 ? view.getUint8(at) : width === 2 ? view.getUint16(at) : view.getUint32(at);
+    at += width;
+    return v;
+  };
+  const head = uint(1);
   let count: number;
   if ((head & 0xf0) === 0x90) count = head & 0x0f;
-  else if (head === 0xdc) {
-    need(2);
-    count = view.getUint16(at);
-    at += 2;
-  } else if (head === 0xdd) {
-    need(4);
-    count = view.getUint32(at);
-    at += 4;
-  } else throw new FrameDecodeError('bundle: not a msgpack array');
+  else if (head === 0xdc) count = uint(2);
+  else if (head === 0xdd) count = uint(4);
+  else throw new FrameDecodeError('bundle: not a msgpack array');
   if (count > MAX_BUNDLE_FRAMES) throw new FrameDecodeError(`bundle: ${count} elements, more than ${MAX_BUNDLE_FRAMES}`);
   // a count the bytes cannot hold is a lie, not a reason to look further
   if (count * (2 + MIN_FRAME_BYTES) > end - at) throw new FrameDecodeError('bundle: more elements than its bytes hold');
   const frames: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {
-    need(1);
-    const tag = data[at++] as number;
-    let n: number;
-    if (tag === 0xc4) {
-      need(1);
-      n = data[at] as number;
-      at += 1;
-    } else if (tag === 0xc5) {
-      need(2);
-      n = view.getUint16(at);
-      at += 2;
-    } else if (tag === 0xc6) {
-      need(4);
-      n = view.getUint32(at);
-      at += 4;
-    } else throw new FrameDecodeError(`bundle: element ${i} is not bin`);
+    const width = BIN_WIDTH[uint(1)];
+    if (width === undefined) throw new FrameDecodeError(`bundle: element ${i} is not bin`);
+    const n = uint(width);
     if (n < MIN_FRAME_BYTES) throw new FrameDecodeError(`bundle: element ${i} is ${n} bytes, too short for a frame`);
     need(n);
     frames.push(data.subarray(at, at + n));

@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Frame, RawFrame } from '../frame/types.js';
-import { BUNDLE_TOKEN, isBundleSubject } from '../bus/subjects.js';
+import { bundleHostPrefix, isBundleSubject } from '../bus/subjects.js';
 import { bundleFrames } from '../frame/bundle.js';
 import { decodeInBundle, decodeOnSubject, resolveRaw, resolveWith, type DescriptorLookup, type SkipStats } from './checks.js';
 import { SeqGuard } from './order.js';
@@ -41,7 +41,8 @@ function deferred(): Deferred {
 
 /**
  * Messages in, checked frames out, in arrival order per subject (one host
- * and sampler; a bundle's frames each count under their sampler's subject): lookups of different messages run concurrently, but a frame
+ * and sampler; a bundle's frames each count under their sampler's
+ * subject): lookups of different messages run concurrently, but a frame
  * waiting for its descriptor from the bucket is not overtaken by a later one
  * of its subject whose descriptor is cached (the order guard would drop it
  * and the handler would see seqs go back). Memory: one slot per message
@@ -87,7 +88,7 @@ export class FrameIntake {
       this.skipped.garbage++;
       return undefined;
     }
-    const prefix = subject.slice(0, subject.length - BUNDLE_TOKEN.length);
+    const prefix = bundleHostPrefix(subject);
     let waits: Promise<void>[] | undefined;
     for (const bytes of frames) {
       const raw = decodeInBundle(prefix, bytes, this.skipped);

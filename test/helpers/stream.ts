@@ -1,7 +1,7 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { retryOnTimeout } from '../../src/bus/retry.js';
-import { BUNDLE_TOKEN, isBundleSubject } from '../../src/bus/subjects.js';
+import { bundleHostPrefix, isBundleSubject } from '../../src/bus/subjects.js';
 import { bundleFrames } from '../../src/frame/bundle.js';
 import { decodeFrame } from '../../src/frame/codec.js';
 
@@ -38,7 +38,7 @@ export async function readStoredFrames(nc: NatsConnection, stream = 'REZOLUS'): 
       const bundled = isBundleSubject(m.subject);
       for (const bytes of messageFrames(m.subject, m.data)) {
         const f = decodeFrame(bytes);
-        const subject = bundled ? m.subject.slice(0, -BUNDLE_TOKEN.length) + f.sampler : m.subject;
+        const subject = bundled ? bundleHostPrefix(m.subject) + f.sampler : m.subject;
         out.push({ subject, bundled, sampler: f.sampler, instance: f.instance, seq: f.seq, beginNs: f.beginNs, descriptor: f.descriptor, streamSeq: m.seq });
       }
       if (m.info.pending === 0) break;
