@@ -26,7 +26,11 @@ export function bundleBytesAtMost(frames: number, frameBytes: number): number {
 }
 
 /** The width of a bin element's length by its type byte (bin8, bin16, bin32). */
-const BIN_WIDTH: Readonly<Record<number, 1 | 2 | 4>> = { 0xc4: 1, 0xc5: 2, 0xc6: 4 };
+const BIN_WIDTH: ReadonlyMap<number, 1 | 2 | 4> = new Map([
+  [0xc4, 1],
+  [0xc5, 2],
+  [0xc6, 4],
+]);
 
 function binHeaderSize(n: number): number {
   return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
@@ -96,7 +100,7 @@ export function bundleFrames(data: Uint8Array): Uint8Array[] {
   if (count * (2 + MIN_FRAME_BYTES) > end - at) throw new FrameDecodeError('bundle: more elements than its bytes hold');
   const frames: Uint8Array[] = [];
   for (let i = 0; i < count; i++) {
-    const width = BIN_WIDTH[uint(1)];
+    const width = BIN_WIDTH.get(uint(1));
     if (width === undefined) throw new FrameDecodeError(`bundle: element ${i} is not bin`);
     const n = uint(width);
     if (n < MIN_FRAME_BYTES) throw new FrameDecodeError(`bundle: element ${i} is ${n} bytes, too short for a frame`);
