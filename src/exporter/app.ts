@@ -2,6 +2,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { SkipStats } from '../sources/checks.js';
 import { VERSION } from '../version.js';
+import { RenderPacer, type RenderPacerOptions } from './pacer.js';
 import { processMetrics } from './process-metrics.js';
 import { renderExposition, type RawFamily, type RenderOptions } from './render.js';
 import { ownSeries } from './self-metrics.js';
@@ -22,8 +23,13 @@ export interface ExporterAppOptions {
   readonly natsConnected?: () => boolean;
   /** serve the process_* and nodejs_* families; default true */
   readonly processMetrics?: boolean;
+  /** when a scrape gets the last render's body again instead of a new one (pacer.ts) */
+  readonly pacing?: RenderPacerOptions;
   readonly log: Logger;
 }
+
+/** At most one warning a minute that scrapes get an earlier body. */
+const REUSE_WARN_MS = 60_000;
 
 /** Builds the HTTP app without listening (tests call inject()). */
 export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
@@ -31,17 +37,37 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
   const intervalNs = BigInt(Math.round(o.intervalMs * 1e6));
   const processFamilies = o.processMetrics === false ? undefined : processMetrics();
   let lastDropped = 0;
+  const pacer = new RenderPacer<Buffer>(o.pacing);
+  let warnedAt = Number.NEGATIVE_INFINITY;
   app.get('/', { logLevel: 'warn' }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').send(`rezolus-nats ${VERSION} exporter\nmetrics: /metrics\n`),
   );
   app.get('/metrics', { logLevel: 'warn' }, async (_req, reply) => {
+    const again = pacer.reuse(performance.now());
+    if (again !== undefined) {
+      const now = performance.now();
+      if (now - warnedAt >= REUSE_WARN_MS) {
+        warnedAt = now;
+        o.log.warn(
+          { reused: pacer.reused },
+          'renders of /metrics take over a third of the time: a scrape soon after one gets its body again, so that frames are still read (shard the exporter: README, Sizing)',
+        );
+      }
+      return reply.type(CONTENT_TYPE).send(again);
+    }
     // the process metrics first (prom-client is async), then the state's figures and the render, sent as one buffer
     const trailer = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
+    const started = performance.now();
+    const cpu = process.cpuUsage();
     const nowMs = Date.now();
     o.state.forget(BigInt(nowMs - o.forgetAfterMs) * 1_000_000n);
-    const extra = ownSeries({ state: o.state, skipped: o.skipped, dropped: lastDropped, nowMs, natsConnected: o.natsConnected?.() });
+    const extra = ownSeries({
+      state: o.state, skipped: o.skipped, dropped: lastDropped, reused: pacer.reused, nowMs, natsConnected: o.natsConnected?.(),
+    });
     const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra, families: o.families?.() ?? [], trailer });
     lastDropped = r.duplicates + r.conflicts + r.invalid;
+    const used = process.cpuUsage(cpu);
+    pacer.rendered(r.body, started, performance.now(), (used.user + used.system) / 1000);
     return reply.type(CONTENT_TYPE).send(r.body);
   });
   return app;

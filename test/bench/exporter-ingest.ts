@@ -50,6 +50,7 @@ import { parseArgs } from 'node:util';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { KV } from '@nats-io/kv';
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { FastifyInstance } from 'fastify';
 import { DescriptorCache } from '../../src/sources/descriptors.js';
 import { FrameIntake } from '../../src/sources/intake.js';
 import { fullGc as gc } from '../helpers/gc.js';
@@ -58,6 +59,7 @@ import { metricsSubject, subjectMatches } from '../../src/bus/subjects.js';
 import { loadExporterConfig, type ExporterConfig } from '../../src/config/exporter.js';
 import { renderExposition, type ExtraSeries, type RenderOptions, type RenderResult } from '../../src/exporter/render.js';
 import { ownSeries } from '../../src/exporter/self-metrics.js';
+import type { RenderPacerOptions } from '../../src/exporter/pacer.js';
 import { ExporterState, type ViewEntry } from '../../src/exporter/state.js';
 import { renderExpositionReference } from '../helpers/reference-render.js';
 import { decodeFrame, encodeFrame, resolveFrame } from '../../src/frame/codec.js';
@@ -129,6 +131,8 @@ const SECOND_NS = 1_000_000_000n;
 const AHEAD_S = 120;
 /** render passes before the timed ones */
 const RENDER_WARMUP = 3;
+/** seconds of the two-replica scrape runs */
+const PAIR_SECONDS = 10;
 /** a run never takes longer than this */
 const WATCHDOG_MS = 10 * 60_000;
 
@@ -494,7 +498,7 @@ function decodeResolve(known: ReadonlyMap<string, Descriptor>): Consumer {
 
 /** The exporter's own series, as /metrics appends them. */
 function selfSeries(state: ExporterState, skipped: SkipStats, dropped: number, nowMs: number): ExtraSeries[] {
-  return ownSeries({ state, skipped, dropped, nowMs, natsConnected: true });
+  return ownSeries({ state, skipped, dropped, reused: 0, nowMs, natsConnected: true });
 }
 
 /** The render options runExporter derives from the config. */
@@ -864,16 +868,8 @@ interface HttpRun {
  * figure is the server's work plus the transfer, not a client's parsing.
  */
 async function httpRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number, before?: (k: number) => Promise<void>): Promise<HttpRun> {
-  const { buildExporterApp } = await import('../../src/exporter/app.js');
-  const app = buildExporterApp({
-    state,
-    skipped,
-    intervalMs: config.intervalMs,
-    forgetAfterMs: config.forgetAfterMs,
-    render: renderOptionsOf(config),
-    natsConnected: () => true,
-    log: silentLogger(),
-  });
+  // every GET renders: back to back, the pacer would answer most of them with the render before
+  const app = await appOf(state, skipped, config, { reuseFactor: 0 });
   const ms: number[] = [];
   const cpuMs: number[] = [];
   let bytes = 0;
@@ -898,6 +894,67 @@ async function httpRuns(state: ExporterState, skipped: SkipStats, config: Export
     await app.close();
   }
   return { ms: ms.sort((a, b) => a - b), cpuMs: cpuMs.sort((a, b) => a - b), bytes };
+}
+
+async function appOf(state: ExporterState, skipped: SkipStats, config: ExporterConfig, pacing: RenderPacerOptions): Promise<FastifyInstance> {
+  const { buildExporterApp } = await import('../../src/exporter/app.js');
+  return buildExporterApp({
+    state,
+    skipped,
+    intervalMs: config.intervalMs,
+    forgetAfterMs: config.forgetAfterMs,
+    render: renderOptionsOf(config),
+    natsConnected: () => true,
+    pacing,
+    log: silentLogger(),
+  });
+}
+
+interface PairRun {
+  /** CPU of this process (renders, fastify, socket writes) per second of scraping */
+  readonly cpuMsPerS: number;
+  readonly gets: number;
+  /** answered with the render before (rezolus_exporter_scrapes_reused_total at the end) */
+  readonly reused: number;
+  readonly medianMs: number;
+}
+
+/**
+ * Two Prometheus replicas scraping the exporter every second (the second
+ * 300 ms after the first, each GET by curl), for `seconds`: what the render
+ * pacer (src/exporter/pacer.ts) saves when its default is on, against a
+ * render per GET.
+ */
+async function pairRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, seconds: number, pacing: RenderPacerOptions): Promise<PairRun> {
+  const app = await appOf(state, skipped, config, pacing);
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const url = `http://127.0.0.1:${port}/metrics`;
+    const ms: number[] = [];
+    const t0 = Date.now() + 1000 - (Date.now() % 1000);
+    const replica = async (offsetMs: number): Promise<void> => {
+      for (let k = 0; k < seconds; k++) {
+        const at = t0 + k * 1000 + offsetMs;
+        if (at > Date.now()) await new Promise((r) => setTimeout(r, at - Date.now()));
+        const out = await run('curl', ['-sS', '-o', '/dev/null', '--max-time', '60', '-w', '%{http_code} %{time_total}', url], 70_000);
+        const [code, s] = out.trim().split(' ');
+        if (code !== '200') throw new Error(`GET ${url}: HTTP ${code}`);
+        ms.push(Number(s) * 1000);
+      }
+    };
+    await new Promise((r) => setTimeout(r, t0 - Date.now()));
+    const c0 = process.cpuUsage();
+    const w0 = Date.now();
+    await Promise.all([replica(0), replica(300)]);
+    const c = process.cpuUsage(c0);
+    const wallS = (Date.now() - w0) / 1000;
+    const last = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    const reused = Number(/^rezolus_exporter_scrapes_reused_total (\d+)$/m.exec(last)?.[1] ?? Number.NaN);
+    return { cpuMsPerS: (c.user + c.system) / 1000 / wallS, gets: ms.length, reused, medianMs: quantile(ms.sort((a, b) => a - b), 0.5) };
+  } finally {
+    await app.close();
+  }
 }
 
 async function main(): Promise<void> {
@@ -1018,6 +1075,12 @@ async function main(): Promise<void> {
     });
     if (state.stats.ingested - before !== more.reduce((a, x) => a + x.frames.length, 0)) throw new Error('fresh frames were not all ingested');
   }
+  // two replicas scraping at 1 Hz: a render per GET, then the default pacing
+  gc();
+  const pairs = [
+    { label: 'a render per GET', run: await pairRuns(state, skipped, config, PAIR_SECONDS, { reuseFactor: 0 }) },
+    { label: 'default pacing', run: await pairRuns(state, skipped, config, PAIR_SECONDS, {}) },
+  ];
   const forgotten = state.stats.forgotten + scaledState.stats.forgotten;
   if (forgotten > 0) say(`warning: forget() dropped ${forgotten} tracks during the HTTP runs (the run took more than ${AHEAD_S} s?)`);
 
@@ -1086,6 +1149,12 @@ async function main(): Promise<void> {
   httpLine(`${scaledHosts} hosts`, httpScaled);
   httpLine(`${HOSTS} hosts`, httpFull);
   httpLine(`${HOSTS} hosts, a new second of frames ingested before each`, httpFresh);
+  for (const { label, run: r } of pairs) {
+    say(
+      `  two replicas scraping ${HOSTS} hosts at 1 Hz for ${PAIR_SECONDS} s, ${label}: exporter CPU ${fmt(r.cpuMsPerS, 0)} ms a second, ` +
+        `${r.reused} of ${r.gets} GETs answered with the render before, GET median ${fmt(r.medianMs, 1)} ms`,
+    );
+  }
 
   const ingestMet = rate(main) >= TARGET_FRAMES_PER_S;
   const scaledP50 = quantile(scaled.totalMs, 0.5);

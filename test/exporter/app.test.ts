@@ -107,3 +107,31 @@ test('a host that stops publishing leaves after forget_after and comes back clea
   for (const r of rates) t.true(r > 0 && r < 10_000, `about 100 B per 100 ms, not the 1 MB gap: ${r}`);
   await app.close();
 });
+
+test('a scrape soon after a slow render gets its body again (frames go on being read); a cheap render never is', async (t) => {
+  const { app, publish, scrape } = setup(60_000);
+  publish('a', 100);
+  const first = await scrape();
+  publish('a', 200);
+  const second = await scrape();
+  t.deepEqual(lines(second, 'network_device_bytes_total{host="a"'), ['network_device_bytes_total{host="a",device="eth0",direction="receive"} 200'], 'a small render is made anew');
+  t.not(first, second);
+  t.deepEqual(lines(second, 'rezolus_exporter_scrapes_reused_total'), ['rezolus_exporter_scrapes_reused_total 0']);
+  await app.close();
+
+  // every render counts as slow, and is reused for a long while
+  const state = new ExporterState({ intervalNs: 1000n * MS });
+  const paced = buildExporterApp({
+    state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 60_000, render: {},
+    pacing: { floorMs: 0, reuseFactor: 1e9 }, log: silentLogger(),
+  });
+  state.ingest(makeFrame({ host: 'a', descriptor: net, seq: 1, instance: 5, endNs: BigInt(Date.now()) * MS, values: [100] }));
+  const a = await paced.inject({ method: 'GET', url: '/metrics' });
+  state.ingest(makeFrame({ host: 'a', descriptor: net, seq: 2, instance: 5, endNs: BigInt(Date.now()) * MS, values: [200] }));
+  const b = await paced.inject({ method: 'GET', url: '/metrics' });
+  t.is(b.statusCode, 200);
+  t.is(b.headers['content-type'], a.headers['content-type']);
+  t.is(b.body, a.body, 'the same body, figures of the first render');
+  t.deepEqual(lines(b.body, 'network_device_bytes_total{host="a"'), ['network_device_bytes_total{host="a",device="eth0",direction="receive"} 100']);
+  await paced.close();
+});
