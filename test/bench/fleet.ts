@@ -29,7 +29,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
 import { startTestNats } from '../helpers/nats.js';
-import { profiling } from '../helpers/fleet-consumers.js';
+import { nodeArgs, profiling } from '../helpers/fleet-consumers.js';
 import { ALL_CONSUMERS, runFleet, type ConsumerName, type FleetResult } from '../helpers/fleet-run.js';
 import { ensureBuilt, fmt, printProfileTable, profileTotals, say, type CallFrame, type CpuProfile } from './common.js';
 
@@ -49,6 +49,7 @@ const { values: args } = parseArgs({
     double: { type: 'boolean', default: false },
     minutes: { type: 'string', default: '40' },
     profile: { type: 'string' },
+    'exporter-node-args': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -69,6 +70,7 @@ if (args.help === true) {
       '  --drop, --double   leave out / repeat one frame: every consumer\'s audit must show it (a self-check)',
       '  --minutes M        watchdog: stop everything after M minutes (default 40)',
       '  --profile LIST     run these consumers under --cpu-prof and print their top functions',
+      '  --exporter-node-args="F…"  node options of the exporter processes, e.g. --exporter-node-args=--max-semi-space-size=64',
       '',
     ].join('\n'),
   );
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
     profiling.names = args.profile.split(',');
     profiling.dir = mkdtempSync(join(tmpdir(), 'rezolus-fleet-prof-'));
   }
+  if (args['exporter-node-args'] !== undefined) nodeArgs.set('exporter', args['exporter-node-args'].split(/\s+/).filter((a) => a !== ''));
   const load = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
   say(`fleet bench, ${new Date().toISOString()}, CPU ${CPU_MODEL} × ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'}, ${load}`);
   const bytes = 336; // the fleet's mean frame (8.75 kB per host and tick over 26 frames)

@@ -112,9 +112,13 @@ export class Consumer {
 /** Consumers (by name) that run with V8's --cpu-prof, and where their profiles go (written when they exit). */
 export const profiling: { names: readonly string[]; dir: string } = { names: [], dir: '' };
 
+/** node options of each consumer (by name), such as --max-semi-space-size=64 for the exporter */
+export const nodeArgs = new Map<string, readonly string[]>();
+
 function launch(name: string, args: string[], cwd: string, port = 0): Consumer {
   const prof = profiling.names.includes(name.split(' ')[0] as string) ? ['--cpu-prof', '--cpu-prof-dir', profiling.dir] : [];
-  const child = spawn(process.execPath, [...prof, ...rezolusArgv(...args)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const extra = nodeArgs.get(name.split(' ')[0] as string) ?? [];
+  const child = spawn(process.execPath, [...prof, ...extra, ...rezolusArgv(...args)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return new Consumer(name, child, port);
 }
 
