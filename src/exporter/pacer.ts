@@ -22,7 +22,7 @@ export interface RenderPacerOptions {
 export class RenderPacer<T> {
   readonly #floorMs: number;
   readonly #reuseFactor: number;
-  #last: { readonly value: T; readonly endMs: number; readonly tookMs: number; readonly cpuMs: number } | undefined;
+  #last: { readonly value: T; readonly endMs: number; readonly tookMs: number } | undefined;
   #reused = 0;
 
   constructor(options: RenderPacerOptions = {}) {
@@ -38,15 +38,19 @@ export class RenderPacer<T> {
   /** The last render's result when a scrape at `nowMs` should get it again, else undefined (render anew). */
   reuse(nowMs: number): T | undefined {
     const last = this.#last;
-    if (last === undefined || last.cpuMs < this.#floorMs) return undefined;
+    if (last === undefined) return undefined;
     // a clock stepped back, or a render long ago: anew
     if (nowMs < last.endMs || nowMs - last.endMs >= last.tookMs * this.#reuseFactor) return undefined;
     this.#reused++;
     return last.value;
   }
 
-  /** Notes a render that started at `startMs` and ended at `endMs` (a monotonic clock), using `cpuMs` of CPU. */
+  /**
+   * Notes a render that started at `startMs` and ended at `endMs` (a monotonic
+   * clock), using `cpuMs` of CPU. Only a render that may be reused is kept: a
+   * cheap one's body is not held until the next.
+   */
   rendered(value: T, startMs: number, endMs: number, cpuMs: number): void {
-    this.#last = { value, endMs, tookMs: Math.max(0, endMs - startMs), cpuMs };
+    this.#last = cpuMs < this.#floorMs || this.#reuseFactor <= 0 ? undefined : { value, endMs, tookMs: Math.max(0, endMs - startMs) };
   }
 }

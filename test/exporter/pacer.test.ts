@@ -32,3 +32,11 @@ test('a clock that went back, or options that say so, give a new render', (t) =>
   never.rendered('y', 0, 10_000, 10_000);
   t.is(never.reuse(10_000), undefined);
 });
+
+test('a body that may not be reused is not kept: a cheap render after a slow one ends the reuse', (t) => {
+  const p = new RenderPacer<string>();
+  p.rendered('slow', 0, 400, 300);
+  t.is(p.reuse(500), 'slow');
+  p.rendered('cheap', 500, 510, 5);
+  t.is(p.reuse(511), undefined, 'the slow body is gone with the cheap render');
+});
