@@ -1,7 +1,8 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { SkipStats } from '../sources/checks.js';
 import { VERSION } from '../version.js';
+import { BodyBuffers } from './body-buffers.js';
 import { RenderPacer, type RenderPacerOptions } from './pacer.js';
 import { processMetrics } from './process-metrics.js';
 import { renderExposition, type RawFamily, type RenderOptions } from './render.js';
@@ -25,6 +26,8 @@ export interface ExporterAppOptions {
   readonly processMetrics?: boolean;
   /** when a scrape gets the last render's body again instead of a new one (pacer.ts) */
   readonly pacing?: RenderPacerOptions;
+  /** write bodies into the memory of earlier ones once no reply sends them (body-buffers.ts); default true, false for benchmarks */
+  readonly reuseBodies?: boolean;
   readonly log: Logger;
 }
 
@@ -39,6 +42,14 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
   let lastDropped = 0;
   const pacer = new RenderPacer<Buffer>(o.pacing);
   let warnedAt = Number.NEGATIVE_INFINITY;
+  // bodies are written into the memory of earlier ones once no reply sends them any more
+  const buffers = new BodyBuffers();
+  let latest: Buffer | undefined;
+  const send = (reply: FastifyReply, body: Buffer): FastifyReply => {
+    buffers.hold(body);
+    reply.raw.once('close', () => buffers.done(body));
+    return reply.type(CONTENT_TYPE).send(body);
+  };
   app.get('/', { logLevel: 'warn' }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').send(`rezolus-nats ${VERSION} exporter\nmetrics: /metrics\n`),
   );
@@ -53,7 +64,7 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
           'renders of /metrics take over a third of the time: a scrape soon after one gets its body again, so that frames are still read (shard the exporter: README, Sizing)',
         );
       }
-      return reply.type(CONTENT_TYPE).send(again);
+      return send(reply, again);
     }
     // the process metrics first (prom-client is async), then the state's figures and the render, sent as one buffer
     const trailer = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
@@ -64,11 +75,17 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
     const extra = ownSeries({
       state: o.state, skipped: o.skipped, dropped: lastDropped, reused: pacer.reused, nowMs, natsConnected: o.natsConnected?.(),
     });
-    const r = renderExposition(o.state.view(intervalNs), { ...o.render, extra, families: o.families?.() ?? [], trailer });
+    const r = renderExposition(o.state.view(intervalNs), {
+      ...o.render, extra, families: o.families?.() ?? [], trailer, ...(o.reuseBodies === false ? {} : { bodyBuffer: (size: number) => buffers.take(size) }),
+    });
     lastDropped = r.duplicates + r.conflicts + r.invalid;
     const used = process.cpuUsage(cpu);
     pacer.rendered(r.body, started, performance.now(), (used.user + used.system) / 1000);
-    return reply.type(CONTENT_TYPE).send(r.body);
+    // the latest body is held while the pacer may serve it again
+    buffers.hold(r.body);
+    if (latest !== undefined) buffers.done(latest);
+    latest = r.body;
+    return send(reply, r.body);
   });
   return app;
 }

@@ -49,6 +49,8 @@ export interface RenderOptions {
   readonly families?: readonly RawFamily[];
   /** exposition text appended as it is after every family (the process metrics) */
   readonly trailer?: string;
+  /** a buffer of exactly `size` bytes, nothing else reading it, to write the body into (body-buffers.ts); default a new one */
+  readonly bodyBuffer?: (size: number) => Buffer;
 }
 
 /**
@@ -360,7 +362,8 @@ export function renderExposition(entries: Iterable<ViewEntry>, options: RenderOp
     const out = families.get(name) as FamilyOut;
     if (out.lines.len > 0) size += headerOf(out.decl).length + out.lines.len;
   }
-  const body = Buffer.allocUnsafeSlow(size);
+  const body = options.bodyBuffer?.(size) ?? Buffer.allocUnsafeSlow(size);
+  if (body.length !== size) throw new Error(`exposition: a body buffer of ${body.length} bytes for ${size}`);
   let at = 0;
   const kept = new Map<string, Buffer>();
   for (const name of names) {

@@ -867,9 +867,11 @@ interface HttpRun {
  * (time_total: connect to last byte). curl runs in its own process, so the
  * figure is the server's work plus the transfer, not a client's parsing.
  */
-async function httpRuns(state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number, before?: (k: number) => Promise<void>): Promise<HttpRun> {
+async function httpRuns(
+  state: ExporterState, skipped: SkipStats, config: ExporterConfig, runs: number, before?: (k: number) => Promise<void>, reuseBodies = true,
+): Promise<HttpRun> {
   // every GET renders: back to back, the pacer would answer most of them with the render before
-  const app = await appOf(state, skipped, config, { reuseFactor: 0 });
+  const app = await appOf(state, skipped, config, { reuseFactor: 0 }, reuseBodies);
   const ms: number[] = [];
   const cpuMs: number[] = [];
   let bytes = 0;
@@ -896,7 +898,7 @@ async function httpRuns(state: ExporterState, skipped: SkipStats, config: Export
   return { ms: ms.sort((a, b) => a - b), cpuMs: cpuMs.sort((a, b) => a - b), bytes };
 }
 
-async function appOf(state: ExporterState, skipped: SkipStats, config: ExporterConfig, pacing: RenderPacerOptions): Promise<FastifyInstance> {
+async function appOf(state: ExporterState, skipped: SkipStats, config: ExporterConfig, pacing: RenderPacerOptions, reuseBodies = true): Promise<FastifyInstance> {
   const { buildExporterApp } = await import('../../src/exporter/app.js');
   return buildExporterApp({
     state,
@@ -906,6 +908,7 @@ async function appOf(state: ExporterState, skipped: SkipStats, config: ExporterC
     render: renderOptionsOf(config),
     natsConnected: () => true,
     pacing,
+    reuseBodies,
     log: silentLogger(),
   });
 }
@@ -1062,6 +1065,11 @@ async function main(): Promise<void> {
   const httpScaled = await httpRuns(scaledState, scaledSkipped, config, RENDERS);
   gc();
   const httpFull = await httpRuns(state, skipped, config, Math.min(RENDERS, 10));
+  // the same with a new body buffer per render (before body-buffers.ts), then with reuse again: a same-run ratio
+  gc();
+  const httpNewBodies = await httpRuns(state, skipped, config, Math.min(RENDERS, 10), undefined, false);
+  gc();
+  const httpFullAgain = await httpRuns(state, skipped, config, Math.min(RENDERS, 10));
   // again with one new second of the fleet's frames ingested before each GET (not timed), as
   // between two scrapes: no line of the last render can be reused
   let httpFresh: HttpRun;
@@ -1148,6 +1156,8 @@ async function main(): Promise<void> {
     );
   httpLine(`${scaledHosts} hosts`, httpScaled);
   httpLine(`${HOSTS} hosts`, httpFull);
+  httpLine(`${HOSTS} hosts, a new body buffer per render`, httpNewBodies);
+  httpLine(`${HOSTS} hosts, bodies in reused memory again`, httpFullAgain);
   httpLine(`${HOSTS} hosts, a new second of frames ingested before each`, httpFresh);
   for (const { label, run: r } of pairs) {
     say(
