@@ -34,7 +34,7 @@ export const seriesDropped = metric({
 });
 export const scrapesReused = metric({
   name: 'rezolus_exporter_scrapes_reused', kind: MetricKind.Counter, unit: Unit.Count, labels: [],
-  description: 'Scrapes of /metrics answered with the body of the render before, because renders took over a third of the time: after a render of T ms (at least 50 ms), scrapes within 2 T of its end get its body again, so that the exporter goes on reading frames (the NATS server cuts off a subscriber that falls 64 MiB behind).',
+  description: 'Scrapes of /metrics answered with the body of the render before, because renders took over a third of the time: after a render of T ms that cost at least 100 ms of CPU, scrapes within 2 T of its end get its body again, so that the exporter goes on reading frames (the NATS server cuts off a subscriber that falls 64 MiB behind).',
 });
 export const natsConnected = metric({
   name: 'rezolus_exporter_nats_connected', kind: MetricKind.Gauge, unit: Unit.Count, labels: [],
