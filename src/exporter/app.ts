@@ -46,8 +46,11 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
   const buffers = new BodyBuffers();
   let latest: Buffer | undefined;
   const send = (reply: FastifyReply, body: Buffer): FastifyReply => {
-    buffers.hold(body);
-    reply.raw.once('close', () => buffers.done(body));
+    // a reply whose client went away while it waited has had its 'close' already, and sends nothing
+    if (!reply.raw.destroyed) {
+      buffers.hold(body);
+      reply.raw.once('close', () => buffers.done(body));
+    }
     return reply.type(CONTENT_TYPE).send(body);
   };
   app.get('/', { logLevel: 'warn' }, async (_req, reply) =>
