@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { SkipStats } from '../sources/checks.js';
 import { VERSION } from '../version.js';
 import { BodyBuffers } from './body-buffers.js';
+import { threadCpuMs } from './thread-cpu.js';
 import { RenderPacer, type RenderPacerOptions } from './pacer.js';
 import { processMetrics } from './process-metrics.js';
 import { renderExposition, type RawFamily, type RenderOptions } from './render.js';
@@ -26,13 +27,33 @@ export interface ExporterAppOptions {
   readonly processMetrics?: boolean;
   /** when a scrape gets the last render's body again instead of a new one (pacer.ts) */
   readonly pacing?: RenderPacerOptions;
-  /** write bodies into the memory of earlier ones once no reply sends them (body-buffers.ts); default true, false for benchmarks */
-  readonly reuseBodies?: boolean;
+  /** where bodies are written: into the memory of earlier ones no reply sends any more (body-buffers.ts, the default), or false: new memory each render */
+  readonly bodies?: BodyBuffers | false;
   readonly log: Logger;
 }
 
 /** At most one warning a minute that scrapes get an earlier body. */
 const REUSE_WARN_MS = 60_000;
+
+/**
+ * Holds `body` for `reply` until Node no longer needs its bytes: the reply's
+ * 'close' (after its last write completed, or its connection closed), or
+ * the socket's 'close' for a reply queued behind another on a pipelining
+ * connection that went away (such a reply never gets one of its own).
+ */
+function holdUntilSent(buffers: BodyBuffers, reply: FastifyReply, body: Buffer): void {
+  buffers.hold(body);
+  const res = reply.raw;
+  // the request's: a reply queued behind another has no socket of its own yet
+  const socket = reply.request.raw.socket;
+  const release = (): void => {
+    res.off('close', release);
+    socket?.off('close', release);
+    buffers.done(body);
+  };
+  res.once('close', release);
+  socket?.once('close', release);
+}
 
 /** Builds the HTTP app without listening (tests call inject()). */
 export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
@@ -43,21 +64,19 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
   const pacer = new RenderPacer<Buffer>(o.pacing);
   let warnedAt = Number.NEGATIVE_INFINITY;
   // bodies are written into the memory of earlier ones once no reply sends them any more
-  const buffers = new BodyBuffers();
-  let latest: Buffer | undefined;
+  const buffers = o.bodies === false ? undefined : (o.bodies ?? new BodyBuffers());
+  /** the body the pacer keeps, held for it */
+  let paced: Buffer | undefined;
   const send = (reply: FastifyReply, body: Buffer): FastifyReply => {
     // a reply whose client went away while it waited has had its 'close' already, and sends nothing
-    if (!reply.raw.destroyed) {
-      buffers.hold(body);
-      reply.raw.once('close', () => buffers.done(body));
-    }
+    if (buffers !== undefined && !reply.raw.destroyed) holdUntilSent(buffers, reply, body);
     return reply.type(CONTENT_TYPE).send(body);
   };
   app.get('/', { logLevel: 'warn' }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').send(`rezolus-nats ${VERSION} exporter\nmetrics: /metrics\n`),
   );
   app.get('/metrics', { logLevel: 'warn' }, async (_req, reply) => {
-    const again = pacer.reuse(performance.now());
+    const again = pacer.reuse(pacer.now());
     if (again !== undefined) {
       const now = performance.now();
       if (now - warnedAt >= REUSE_WARN_MS) {
@@ -71,23 +90,22 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
     }
     // the process metrics first (prom-client is async), then the state's figures and the render, sent as one buffer
     const trailer = processFamilies === undefined ? '' : await processFamilies.text().catch(() => '');
-    const started = performance.now();
-    const cpu = process.cpuUsage();
+    const started = pacer.now();
+    const cpu = threadCpuMs();
     const nowMs = Date.now();
     o.state.forget(BigInt(nowMs - o.forgetAfterMs) * 1_000_000n);
     const extra = ownSeries({
       state: o.state, skipped: o.skipped, dropped: lastDropped, reused: pacer.reused, nowMs, natsConnected: o.natsConnected?.(),
     });
     const r = renderExposition(o.state.view(intervalNs), {
-      ...o.render, extra, families: o.families?.() ?? [], trailer, ...(o.reuseBodies === false ? {} : { bodyBuffer: (size: number) => buffers.take(size) }),
+      ...o.render, extra, families: o.families?.() ?? [], trailer, ...(buffers === undefined ? {} : { bodyBuffer: (size: number) => buffers.take(size) }),
     });
     lastDropped = r.duplicates + r.conflicts + r.invalid;
-    const used = process.cpuUsage(cpu);
-    pacer.rendered(r.body, started, performance.now(), (used.user + used.system) / 1000);
-    // the latest body is held while the pacer may serve it again
-    buffers.hold(r.body);
-    if (latest !== undefined) buffers.done(latest);
-    latest = r.body;
+    const kept = pacer.rendered(r.body, started, pacer.now(), threadCpuMs() - cpu);
+    // a body is held for the pacer while it may serve it again
+    if (kept) buffers?.hold(r.body);
+    if (paced !== undefined) buffers?.done(paced);
+    paced = kept ? r.body : undefined;
     return send(reply, r.body);
   });
   return app;

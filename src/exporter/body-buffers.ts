@@ -5,16 +5,22 @@
  * into one used before) and ~100 ms beside a busy fleet, and each one fed
  * V8's external-memory pressure until a GC freed it.
  *
- * A body has readers: the exporter holding the latest body (the render
- * pacer may serve it again) and every reply still sending it. When the last
- * one is done its memory becomes the spare, and the next render that fits
- * writes there. A reply that never reports its end only means its memory
- * is not used again (the counts are in a WeakMap, nothing is kept alive).
+ * A body has readers: the render pacer while it may serve the body again,
+ * and every reply still sending it. When the last one is done its memory
+ * becomes the spare, and the next render that fits writes there. A reader
+ * that never reports its end only means that memory is not used again (the
+ * counts are in a WeakMap, nothing is kept alive).
  */
 export class BodyBuffers {
   #spare: ArrayBuffer | undefined;
   readonly #readers = new WeakMap<ArrayBufferLike, number>();
   #reused = 0;
+  #held = 0;
+
+  /** Bodies some reader holds now. */
+  get held(): number {
+    return this.#held;
+  }
 
   /** Renders that wrote into memory of an earlier body. */
   get reused(): number {
@@ -39,7 +45,11 @@ export class BodyBuffers {
 
   /** One more reader of `body`, until a matching done(). */
   hold(body: Buffer): void {
-    this.#readers.set(body.buffer, (this.#readers.get(body.buffer) ?? 0) + 1);
+    // memory read again is not spare, whatever the count said before
+    if (this.#spare === body.buffer) this.#spare = undefined;
+    const readers = this.#readers.get(body.buffer) ?? 0;
+    if (readers === 0) this.#held++;
+    this.#readers.set(body.buffer, readers + 1);
   }
 
   /** A reader of `body` is done with it; after the last, its memory may be written again. */
@@ -49,7 +59,7 @@ export class BodyBuffers {
       this.#readers.set(body.buffer, left);
       return;
     }
-    this.#readers.delete(body.buffer);
+    if (this.#readers.delete(body.buffer)) this.#held--;
     const memory = body.buffer;
     if (!(memory instanceof ArrayBuffer)) return;
     // the larger of two stays: a fleet's bodies only vary by a few percent

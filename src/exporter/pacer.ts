@@ -17,17 +17,22 @@ export interface RenderPacerOptions {
   readonly floorMs?: number;
   /** a render of T ms is reused for scrapes up to this many T after it ended (default 2) */
   readonly reuseFactor?: number;
+  /** the monotonic clock renders are timed by, ms (default performance.now; tests set their own) */
+  readonly clock?: () => number;
 }
 
 export class RenderPacer<T> {
   readonly #floorMs: number;
   readonly #reuseFactor: number;
+  /** the clock renders are timed by, ms */
+  readonly now: () => number;
   #last: { readonly value: T; readonly endMs: number; readonly tookMs: number } | undefined;
   #reused = 0;
 
   constructor(options: RenderPacerOptions = {}) {
     this.#floorMs = options.floorMs ?? 100;
     this.#reuseFactor = options.reuseFactor ?? 2;
+    this.now = options.clock ?? (() => performance.now());
   }
 
   /** Scrapes answered with an earlier render's body. */
@@ -47,10 +52,12 @@ export class RenderPacer<T> {
 
   /**
    * Notes a render that started at `startMs` and ended at `endMs` (a monotonic
-   * clock), using `cpuMs` of CPU. Only a render that may be reused is kept: a
-   * cheap one's body is not held until the next.
+   * clock), using `cpuMs` of its thread's CPU. Only a render that may be
+   * reused is kept (the one kept before is let go either way): returns
+   * whether it was.
    */
-  rendered(value: T, startMs: number, endMs: number, cpuMs: number): void {
+  rendered(value: T, startMs: number, endMs: number, cpuMs: number): boolean {
     this.#last = cpuMs < this.#floorMs || this.#reuseFactor <= 0 ? undefined : { value, endMs, tookMs: Math.max(0, endMs - startMs) };
+    return this.#last !== undefined;
   }
 }

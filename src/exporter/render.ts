@@ -49,7 +49,12 @@ export interface RenderOptions {
   readonly families?: readonly RawFamily[];
   /** exposition text appended as it is after every family (the process metrics) */
   readonly trailer?: string;
-  /** a buffer of exactly `size` bytes, nothing else reading it, to write the body into (body-buffers.ts); default a new one */
+  /**
+   * a buffer of exactly `size` bytes, nothing else reading it, to write the
+   * body into (body-buffers.ts); default a new one. The result's body (and
+   * its lazy `text`) is only good while the caller keeps that memory from
+   * the next render.
+   */
   readonly bodyBuffer?: (size: number) => Buffer;
 }
 

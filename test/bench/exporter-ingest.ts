@@ -908,7 +908,7 @@ async function appOf(state: ExporterState, skipped: SkipStats, config: ExporterC
     render: renderOptionsOf(config),
     natsConnected: () => true,
     pacing,
-    reuseBodies,
+    ...(reuseBodies ? {} : { bodies: false as const }),
     log: silentLogger(),
   });
 }

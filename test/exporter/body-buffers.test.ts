@@ -30,6 +30,21 @@ test('memory is written again only after its last reader is done', (t) => {
   t.not(b.take(100).buffer, first.buffer, 'far too large');
 });
 
+test('memory taken is never handed out twice, and memory read again is no longer spare', (t) => {
+  const b = new BodyBuffers();
+  const a = b.take(1000);
+  b.hold(a);
+  b.done(a);
+  t.is(b.take(1000).buffer, a.buffer, 'the spare');
+  t.not(b.take(1000).buffer, a.buffer, 'taken twice without a done');
+  b.hold(a);
+  b.done(a); // spare now
+  b.hold(a); // read again (the pacer serves it once more)
+  t.not(b.take(1000).buffer, a.buffer, 'held again: not spare');
+  b.done(a);
+  t.is(b.take(1000).buffer, a.buffer);
+});
+
 test('a slow reply is sent whole while later renders are made: its memory is not written until it ends', async (t) => {
   // a body of several MiB, more than the socket takes at once
   const series: [string, string[]][] = [];
@@ -96,6 +111,121 @@ test('a slow reply is sent whole while later renders are made: its memory is not
       publish(value);
       t.deepEqual([...valuesIn(await (await fetch(url)).text())], [[String(value), hosts * series.length]]);
     }
+  } finally {
+    await app.close();
+  }
+});
+
+/** A state of `hosts` hosts × 60 counters, each at the value last published: bodies of several MiB. */
+function bigFleet(hosts: number) {
+  const series: [string, string[]][] = [];
+  for (let i = 0; i < 60; i++) series.push(['network_device_bytes', [`eth${i}`, 'receive']]);
+  const net = makeDescriptor('network_interfaces', { network_device_bytes: m('counter', 'bytes', ['device', 'direction'], 'Bytes') }, series);
+  const state = new ExporterState({ intervalNs: 1_000_000_000n });
+  let seq = 0;
+  const publish = (value: number): void => {
+    seq++;
+    const endNs = BigInt(Date.now()) * 1_000_000n;
+    for (let h = 0; h < hosts; h++) state.ingest(makeFrame({ host: `h${h}`, descriptor: net, seq, instance: 3, endNs, values: series.map(() => value) }));
+  };
+  /** value → sample lines with it */
+  const values = (body: string): [string, number][] => {
+    const counts = new Map<string, number>();
+    for (const line of body.split('\n')) {
+      if (line.startsWith('network_device_bytes_total{')) counts.set(line.slice(line.lastIndexOf(' ') + 1), (counts.get(line.slice(line.lastIndexOf(' ') + 1)) ?? 0) + 1);
+    }
+    return [...counts];
+  };
+  return { state, publish, values, lines: hosts * series.length };
+}
+
+/** A GET read up to its first chunk, then paused: `rest()` reads the remainder and gives the body. */
+async function slowGet(port: number): Promise<{ rest: () => Promise<string> }> {
+  const socket = connect(port, '127.0.0.1');
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve) => {
+    socket.once('data', (c: Buffer) => {
+      chunks.push(c);
+      socket.pause();
+      resolve();
+    });
+    socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  });
+  return {
+    rest: async () => {
+      const ended = new Promise<void>((resolve) => socket.on('end', resolve));
+      socket.on('data', (c: Buffer) => chunks.push(c));
+      socket.resume();
+      await ended;
+      const raw = Buffer.concat(chunks).toString('latin1');
+      return raw.slice(raw.indexOf('\r\n\r\n') + 4);
+    },
+  };
+}
+
+test('a body the pacer serves again to a slow reply keeps its memory while a later render is made', async (t) => {
+  const fleet = bigFleet(1500);
+  let clock = 0;
+  const bodies = new BodyBuffers();
+  const app = buildExporterApp({
+    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+    // every render counts as slow; the clock moves 1 ms a reading (a render takes 1 ms, so the next
+    // scrape in the same instant is in its window) and when the test moves it
+    pacing: { floorMs: 0, reuseFactor: 2, clock: () => clock++ }, bodies, processMetrics: false, log: silentLogger(),
+  });
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const url = `http://127.0.0.1:${port}/metrics`;
+    // renders in memory used before, so that a spare exists
+    for (const value of [1, 2, 3]) {
+      fleet.publish(value);
+      clock += 1000;
+      t.deepEqual(fleet.values(await (await fetch(url)).text()), [[String(value), fleet.lines]]);
+    }
+    t.true(bodies.reused > 0, `renders into memory used before: ${bodies.reused}`);
+    fleet.publish(100);
+    clock += 1000;
+    t.deepEqual(fleet.values(await (await fetch(url)).text()), [['100', fleet.lines]], 'render of 100, read whole');
+    fleet.publish(200);
+    const slow = await slowGet(port); // the same instant: the body of 100 again
+    clock += 1000; // past the window: the next scrape renders 200
+    t.deepEqual(fleet.values(await (await fetch(url)).text()), [['200', fleet.lines]]);
+    fleet.publish(300);
+    clock += 1000;
+    t.deepEqual(fleet.values(await (await fetch(url)).text()), [['300', fleet.lines]]);
+    t.deepEqual(fleet.values(await slow.rest()), [['100', fleet.lines]], 'the slow reply holds the body of 100 only');
+  } finally {
+    await app.close();
+  }
+});
+
+test('replies queued on a pipelining connection that goes away let their bodies go', async (t) => {
+  const fleet = bigFleet(1000);
+  fleet.publish(7);
+  const bodies = new BodyBuffers();
+  const app = buildExporterApp({
+    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+    pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
+  });
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => {
+      socket.once('data', () => {
+        socket.pause();
+        resolve();
+      });
+      socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(3));
+    });
+    // the three renders are made while the first reply is still being sent
+    const deadline = Date.now() + 10_000;
+    while (bodies.held < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    t.is(bodies.held, 3, 'three replies hold their bodies');
+    socket.destroy();
+    while (bodies.held > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    t.is(bodies.held, 0, 'none is held once the connection is gone');
   } finally {
     await app.close();
   }
