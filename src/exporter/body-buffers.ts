@@ -39,7 +39,7 @@ export class BodyBuffers {
       this.#reused++;
       return Buffer.from(spare, 0, size);
     }
-    const memory = new ArrayBuffer(Math.max(size + (size >> 3), 1));
+    const memory = new ArrayBuffer(Math.max(size + Math.floor(size / 8), 1));
     return Buffer.from(memory, 0, size);
   }
 
