@@ -47,69 +47,31 @@ test('memory taken is never handed out twice, and memory read again is no longer
 
 test('a slow reply is sent whole while later renders are made: its memory is not written until it ends', async (t) => {
   // a body of several MiB, more than the socket takes at once
-  const series: [string, string[]][] = [];
-  for (let i = 0; i < 60; i++) series.push(['network_device_bytes', [`eth${i}`, 'receive']]);
-  const net = makeDescriptor('network_interfaces', { network_device_bytes: m('counter', 'bytes', ['device', 'direction'], 'Bytes') }, series);
-  const hosts = 1500;
-  const state = new ExporterState({ intervalNs: 1_000_000_000n });
+  const fleet = bigFleet(1500);
   const app = buildExporterApp({
-    state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
     pacing: { reuseFactor: 0 }, processMetrics: false, log: silentLogger(),
   });
-  let seq = 0;
-  /** every series of every host at `value` */
-  const publish = (value: number): void => {
-    seq++;
-    const endNs = BigInt(Date.now()) * 1_000_000n;
-    for (let h = 0; h < hosts; h++) {
-      state.ingest(makeFrame({ host: `h${h}`, descriptor: net, seq, instance: 3, endNs, values: series.map(() => value) }));
-    }
-  };
-  const valuesIn = (body: string): Map<string, number> => {
-    const counts = new Map<string, number>();
-    for (const line of body.split('\n')) {
-      if (!line.startsWith('network_device_bytes_total{')) continue;
-      const v = line.slice(line.lastIndexOf(' ') + 1);
-      counts.set(v, (counts.get(v) ?? 0) + 1);
-    }
-    return counts;
-  };
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };
     const url = `http://127.0.0.1:${port}/metrics`;
-    publish(111);
+    fleet.publish(111);
     // a client that reads the first chunk, then nothing until later renders are done
-    const slow = connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    const firstChunk = new Promise<void>((resolve) => {
-      slow.once('data', (c: Buffer) => {
-        chunks.push(c);
-        slow.pause();
-        resolve();
-      });
-    });
-    const ended = new Promise<void>((resolve) => slow.on('end', resolve));
-    slow.write(`GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-    await firstChunk;
+    const slow = await slowGet(port);
     // later renders, each with other figures, while the slow reply waits
     let fastBody = '';
     for (const value of [222, 333, 444]) {
-      publish(value);
+      fleet.publish(value);
       fastBody = await (await fetch(url)).text();
-      t.deepEqual([...valuesIn(fastBody)], [[String(value), hosts * series.length]], `render of ${value}`);
+      t.deepEqual(fleet.values(fastBody), [[String(value), fleet.lines]], `render of ${value}`);
     }
     t.true(fastBody.length > 4_000_000, `a body of ${fastBody.length} bytes`);
-    slow.on('data', (c: Buffer) => chunks.push(c));
-    slow.resume();
-    await ended;
-    const raw = Buffer.concat(chunks).toString('latin1');
-    const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
-    t.deepEqual([...valuesIn(body)], [['111', hosts * series.length]], 'the slow reply holds its own render only');
+    t.deepEqual(fleet.values(await slow.rest()), [['111', fleet.lines]], 'the slow reply holds its own render only');
     // with no reply left, the next renders write into memory used before and stay right
     for (const value of [555, 666]) {
-      publish(value);
-      t.deepEqual([...valuesIn(await (await fetch(url)).text())], [[String(value), hosts * series.length]]);
+      fleet.publish(value);
+      t.deepEqual(fleet.values(await (await fetch(url)).text()), [[String(value), fleet.lines]]);
     }
   } finally {
     await app.close();
@@ -132,7 +94,9 @@ function bigFleet(hosts: number) {
   const values = (body: string): [string, number][] => {
     const counts = new Map<string, number>();
     for (const line of body.split('\n')) {
-      if (line.startsWith('network_device_bytes_total{')) counts.set(line.slice(line.lastIndexOf(' ') + 1), (counts.get(line.slice(line.lastIndexOf(' ') + 1)) ?? 0) + 1);
+      if (!line.startsWith('network_device_bytes_total{')) continue;
+      const value = line.slice(line.lastIndexOf(' ') + 1);
+      counts.set(value, (counts.get(value) ?? 0) + 1);
     }
     return [...counts];
   };
