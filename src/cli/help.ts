@@ -44,8 +44,9 @@ ${common('alert', "up's private server here, else nats://127.0.0.1:4222").replac
 The fleet at a glance, read from the bus in a few requests whatever its
 size: one row per host (problems first: silent, stopped, a failed
 sampler, firing alerts), with its last frame's age, the messages the
-stream holds of it (a bundle of a tick's frames counts once), its samplers ok/failed/off (from the agent's status record in
-KV rezolus_status; ok = active or degraded, "25 (1 degraded)" when some
+stream holds of it (a bundle of a tick's frames counts once), its
+samplers ok/failed/off (from the agent's status record in KV
+rezolus_status; ok = active or degraded, "25 (1 degraded)" when some
 are degraded; off = disabled or unsupported), its alerts (KV
 rezolus_alert_state) and its agent's version and instance; below it the
 failed and degraded samplers with the agent's reason. Then the stream:
