@@ -44,15 +44,15 @@ function samplerReports(parts: HostParts, atMs: number): SamplerReport[] {
   const newest = new Map(parts.subjects.map((s) => [s.sampler, s.lastMs]));
   const bundled = newest.get(BUNDLE_TOKEN);
   const updatedMs = parts.status?.updatedMs;
+  /** the later of a subject's own time (if any) and `other` */
+  const newer = (own: number | undefined, other: number): number => (own === undefined || other > own ? other : own);
   const lastOf = (s: SamplerRecord): number | undefined => {
     const own = newest.get(s.name);
     if (bundled === undefined || (s.state !== 'active' && s.state !== 'degraded')) return own;
     const made = s.lastFrameMs;
     // behind at the record's writing by more than two intervals (at least 2 s): the bundles go on without it
-    if (made !== undefined && updatedMs !== undefined && updatedMs - made > Math.max(2 * (s.intervalMs ?? 1000), 2000)) {
-      return own === undefined || made > own ? made : own;
-    }
-    return own === undefined || bundled > own ? bundled : own;
+    if (made !== undefined && updatedMs !== undefined && updatedMs - made > Math.max(2 * (s.intervalMs ?? 1000), 2000)) return newer(own, made);
+    return newer(own, bundled);
   };
   const out: SamplerReport[] = (parts.status?.samplers ?? []).map((s) => ({
     name: s.name,

@@ -116,8 +116,10 @@ export const profiling: { names: readonly string[]; dir: string } = { names: [],
 export const nodeArgs = new Map<string, readonly string[]>();
 
 function launch(name: string, args: string[], cwd: string, port = 0): Consumer {
-  const prof = profiling.names.includes(name.split(' ')[0] as string) ? ['--cpu-prof', '--cpu-prof-dir', profiling.dir] : [];
-  const extra = nodeArgs.get(name.split(' ')[0] as string) ?? [];
+  // "exporter 1/2" is an exporter
+  const kind = name.split(' ')[0] as string;
+  const prof = profiling.names.includes(kind) ? ['--cpu-prof', '--cpu-prof-dir', profiling.dir] : [];
+  const extra = nodeArgs.get(kind) ?? [];
   const child = spawn(process.execPath, [...prof, ...extra, ...rezolusArgv(...args)], { cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   return new Consumer(name, child, port);
 }
