@@ -40,6 +40,8 @@ export class OpenFiles {
     readonly max: number,
     /** a descriptor numbered this or higher is closed after the read, not kept */
     readonly keepBelow = Number.POSITIVE_INFINITY,
+    /** every file is a single-record kernfs file: one read when it fits (readFd) */
+    readonly singleRecord = false,
   ) {}
 
   /** How many files are open now. */
@@ -52,7 +54,7 @@ export class OpenFiles {
     const kept = this.files.get(path);
     if (kept !== undefined) {
       try {
-        const text = readFd(kept.fd);
+        const text = readFd(kept.fd, this.singleRecord);
         kept.seen = this.generation;
         return text;
       } catch {
@@ -64,7 +66,7 @@ export class OpenFiles {
     const fd = openSync(path, 'r');
     let text: string;
     try {
-      text = readFd(fd);
+      text = readFd(fd, this.singleRecord);
     } catch (error) {
       closeSync(fd);
       throw error;

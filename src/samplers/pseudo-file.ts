@@ -23,8 +23,14 @@ export function readPseudoFile(path: string): string {
  * The whole text of an open pseudo-file, read from offset 0 with pread(2):
  * a kernel-generated file (seq_file) is made afresh by a read at 0, so an fd
  * kept open gives the current figures each time (see open-files.ts).
+ *
+ * `singleRecord`: the file is made whole by one show() (kernfs files without
+ * a seq_next of their own: every cgroupfs file but cgroup.procs, tasks and
+ * cgroup.threads), so a read that leaves the buffer room is the end and the
+ * read that would return 0 is not made. A multi-record seq_file (most of
+ * procfs) may stop a read at its own 4 KiB page short of the end: not there.
  */
-export function readFd(fd: number): string {
+export function readFd(fd: number, singleRecord = false): string {
   let n = 0;
   for (;;) {
     if (n === scratch.length) {
@@ -35,6 +41,7 @@ export function readFd(fd: number): string {
     const r = readSync(fd, scratch, n, scratch.length - n, n);
     if (r === 0) break;
     n += r;
+    if (singleRecord && n < scratch.length) break;
   }
   return scratch.toString('utf8', 0, n);
 }

@@ -150,3 +150,37 @@ test.serial('forgetDirs closes the kept files directly in the directories, not t
   t.is(fdsOn(dir), 2);
   files.close();
 });
+
+test.serial('single-record reads: cgroupfs files and a regular file larger than the buffer read whole, as with the read to the end', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-single-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // larger than the shared 16 KiB buffer, and than twice it: a full buffer is never taken for the end
+  const big = join(dir, 'big');
+  const text = Array.from({ length: 5000 }, (_, i) => `line ${i} ${'x'.repeat(i % 7)}`).join('\n');
+  t.true(text.length > 32_768);
+  writeFileSync(big, text);
+  const single = new OpenFiles(8, Number.POSITIVE_INFINITY, true);
+  t.is(single.read(big), text);
+  t.is(single.read(big), text, 'kept, read again from offset 0');
+  single.close();
+  const files = [
+    '/sys/fs/cgroup/memory/memory.stat', '/sys/fs/cgroup/cpu/cpu.stat', '/sys/fs/cgroup/cpuacct/cpuacct.usage_percpu',
+    '/sys/fs/cgroup/blkio/blkio.throttle.io_service_bytes', '/sys/fs/cgroup/memory.stat', '/sys/fs/cgroup/cpu.stat', '/sys/fs/cgroup/io.stat',
+  ].filter((f) => existsSync(f));
+  if (files.length === 0) {
+    t.fail('no cgroupfs file here (this machine has v1 hierarchies)');
+    return;
+  }
+  const whole = new OpenFiles(8);
+  const once = new OpenFiles(8, Number.POSITIVE_INFINITY, true);
+  for (const f of files) {
+    // the figures move between two reads: the same lines, keys and length class
+    const a = whole.read(f);
+    const b = once.read(f);
+    const keys = (s: string): string[] => s.split('\n').map((l) => l.split(' ')[0] ?? '');
+    t.deepEqual(keys(b), keys(a), f);
+    t.true(b.endsWith('\n'), `${f}: read to its last line`);
+  }
+  whole.close();
+  once.close();
+});

@@ -3,7 +3,8 @@
  * pressure from cgroupfs, v1 hierarchies or the v2 tree (mounts.ts), with
  * bounded cardinality: at most [cgroups] max_cgroups cgroups get series of
  * their own, the rest are summed into cgroup="other" and counted. The set is
- * listed again at every refresh: a cgroup that goes away stops being
+ * checked at every refresh (a stat per cgroup: walk.ts, TreeListing) and
+ * listed again when it changed: a cgroup that goes away stops being
  * published (and the descriptor of the old layout expires unused).
  */
 import { readlinkSync } from 'node:fs';
@@ -17,13 +18,16 @@ import * as m from './metrics.js';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
 import { cpuTotal, PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
+import { MissingFiles } from './missing.js';
 import { CgroupSelection } from './select.js';
-import { breadthFirst, isCgroupFs, listCgroups } from './walk.js';
+import { breadthFirst, isCgroupFs, TreeListing } from './walk.js';
 import { cgroupLabels, type CgroupLabels } from './labels.js';
 import { RenameGuard } from './renames.js';
 import { DEFAULT_LIMITS } from './limits.js';
 
 const NAME = 'cgroup_resources';
+/** refreshes after which a file found missing is opened again (missing.ts) */
+const MISSING_RETRY = 30;
 
 /** The sum of two figures, either of which may be missing. */
 function add(a: Counter | undefined, b: Counter | undefined): Counter | undefined {
@@ -81,13 +85,20 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const soft = ownSoftOpenFilesLimit();
     const openFiles = openFilesBudget(limits.openFiles ?? DEFAULT_LIMITS.openFiles, soft);
     const onCgroupFs = trees.every(isCgroupFs);
-    const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles, keepBelowFd(soft)) : undefined;
+    const files = openFiles > 0 && onCgroupFs ? new OpenFiles(openFiles, keepBelowFd(soft), true) : undefined;
     // a v1 cgroup renamed and its name made again: its kept files are the renamed one's (renames.ts)
     const v1Mounts = new Set([...sources.byController.values()].filter((x) => x.version === 1).map((x) => x.path));
     const renames = files !== undefined && v1Mounts.size > 0 ? new RenameGuard(files, v1Mounts) : undefined;
-    const read = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
+    const open = files === undefined ? readPseudoFile : (path: string): string => files.read(path);
+    const missing = new MissingFiles(MISSING_RETRY);
+    const read = (path: string): string => missing.read(open, path);
 
     const selection = new CgroupSelection(limits.maxCgroups);
+    // each hierarchy's listing, kept while it stays the same (walk.ts), and the selection made from them
+    const listings = trees.map((tree) => new TreeListing(tree, limits.maxDepth, onCgroupFs));
+    const listed = new Map<string, ReadonlySet<string>>();
+    const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
+    let current: { kept: string[]; folded: string[] } | undefined;
     const labels = new Map<string, CgroupLabels>();
     const devices = new Map<string, string>();
     const deviceName = (majmin: string): string => {
@@ -116,11 +127,21 @@ export const cgroupResourcesSampler: SamplerDefinition = {
       async refresh(): Promise<Reading> {
         // the id tree's listing also gives each cgroup's inode (cgroup_id) from the stat it makes anyway
         const ids = idTree === undefined ? undefined : new Map<string, bigint>();
-        const listed = new Map(trees.map((tree) => [tree, new Set(listCgroups(tree, limits.maxDepth, onCgroupFs, tree === idTree ? ids : undefined))]));
-        if (renames !== undefined) for (const [tree, paths] of listed) renames.listed(tree, paths);
-        const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
-        const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
-        const { kept, folded } = selection.update(present);
+        let changed = false;
+        for (const l of listings) {
+          const now = l.list(l.mount === idTree ? ids : undefined);
+          if (!now.changed) continue;
+          changed = true;
+          const paths = new Set(now.paths);
+          listed.set(l.mount, paths);
+          renames?.listed(l.mount, paths);
+        }
+        if (changed || current === undefined) {
+          missing.clear();
+          const present = [...new Set([...listed.values()].flatMap((set) => [...set]))].sort(breadthFirst);
+          current = selection.update(present);
+        }
+        const { kept, folded } = current;
         const points: Point[] = [];
         let skipped = 0;
         const keptNames = new Set<string>();
@@ -157,6 +178,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           }
         }
         files?.sweep();
+        missing.refreshed();
         return { points, skipped };
       },
       async close(): Promise<void> {

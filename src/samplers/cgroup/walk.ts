@@ -1,5 +1,6 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { PathCache } from '../path-cache.js';
 import { fileSystemType } from '../pseudo-file.js';
 
 /** Orders cgroup paths breadth first: the root, then its children, then theirs; by name within a level. */
@@ -31,8 +32,11 @@ export function isCgroupFs(path: string): boolean {
  * `inodes`, when given, gets each listed directory's inode (the kernfs id of
  * a cgroup) from the same stat, so that a caller wanting ids does not stat
  * every directory a second time; a directory gone before its stat has none.
+ * `links`, when given, gets each listed directory's link count the same way.
  */
-export function listCgroups(mount: string, maxDepth: number, leafByLinks = false, inodes?: Map<string, bigint>): string[] {
+export function listCgroups(
+  mount: string, maxDepth: number, leafByLinks = false, inodes?: Map<string, bigint>, links?: Map<string, number>,
+): string[] {
   const out = ['/'];
   let level = ['/'];
   for (let depth = 1; depth <= maxDepth && level.length > 0; depth++) {
@@ -41,9 +45,10 @@ export function listCgroups(mount: string, maxDepth: number, leafByLinks = false
       let entries;
       try {
         const dir = join(mount, rel);
-        if (inodes !== undefined) {
+        if (inodes !== undefined || links !== undefined) {
           const st = statSync(dir, { bigint: true });
-          inodes.set(rel, st.ino);
+          inodes?.set(rel, st.ino);
+          links?.set(rel, Number(st.nlink));
           if (leafByLinks && st.nlink === 2n) continue;
         } else if (leafByLinks && statSync(dir).nlink === 2) continue;
         entries = readdirSync(dir, { withFileTypes: true });
@@ -59,15 +64,72 @@ export function listCgroups(mount: string, maxDepth: number, leafByLinks = false
     out.push(...next);
     level = next;
   }
-  // the deepest level found was not visited: its directories still want their inode
-  if (inodes !== undefined) {
+  // the deepest level found was not visited: its directories still want their inode and links
+  if (inodes !== undefined || links !== undefined) {
     for (const rel of level) {
       try {
-        inodes.set(rel, statSync(join(mount, rel), { bigint: true }).ino);
+        const st = statSync(join(mount, rel), { bigint: true });
+        inodes?.set(rel, st.ino);
+        links?.set(rel, Number(st.nlink));
       } catch {
         // removed meanwhile
       }
     }
   }
   return out;
+}
+
+/**
+ * A hierarchy's listing, kept from one refresh to the next on cgroupfs.
+ * Listing reads every directory that has subdirectories, files and all (a
+ * v1 hierarchy's root holds 30-70 entries); checking that nothing changed
+ * is one stat per cgroup: on kernfs a directory's link count is 2 + its
+ * subdirectories. The kept listing is used again when every cgroup in it
+ * still stats with the link count it had: a cgroup made shows as a link
+ * more on its parent; one removed or renamed, as a failed stat of its path
+ * (so does one renamed over a removed sibling); removed and made again under
+ * the same name, it lists the same anyway (its new inode comes from the
+ * stat). Anything else lists the hierarchy again. Not on a fixture tree
+ * (`cgroupFs` false), whose directories count links their own way: listed
+ * every time.
+ */
+export class TreeListing {
+  private paths: readonly string[] | undefined;
+  private readonly links = new Map<string, number>();
+  private readonly dirs = new PathCache();
+
+  constructor(
+    readonly mount: string,
+    readonly maxDepth: number,
+    readonly cgroupFs: boolean,
+  ) {}
+
+  /**
+   * The cgroups now (as listCgroups), and whether they may differ from the
+   * last call's; `inodes` as listCgroups, filled on either path.
+   */
+  list(inodes?: Map<string, bigint>): { readonly paths: readonly string[]; readonly changed: boolean } {
+    if (this.paths !== undefined && this.unchanged(inodes)) return { paths: this.paths, changed: false };
+    this.links.clear();
+    inodes?.clear();
+    const paths = listCgroups(this.mount, this.maxDepth, this.cgroupFs, inodes, this.cgroupFs ? this.links : undefined);
+    this.paths = this.cgroupFs ? paths : undefined;
+    return { paths, changed: true };
+  }
+
+  /** Stats every cgroup of the kept listing: true when each has the links it had. */
+  private unchanged(inodes: Map<string, bigint> | undefined): boolean {
+    for (const rel of this.paths ?? []) {
+      const dir = this.dirs.join(this.mount, rel.slice(1));
+      let st;
+      try {
+        st = inodes === undefined ? statSync(dir, { throwIfNoEntry: false }) : statSync(dir, { bigint: true, throwIfNoEntry: false });
+      } catch {
+        return false;
+      }
+      if (st === undefined || Number(st.nlink) !== this.links.get(rel)) return false;
+      if (inodes !== undefined) inodes.set(rel, st.ino as bigint);
+    }
+    return true;
+  }
 }
