@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Logger } from 'pino';
 import type { SkipStats } from '../sources/checks.js';
@@ -45,14 +46,35 @@ function holdUntilSent(buffers: BodyBuffers, reply: FastifyReply, body: Buffer):
   buffers.hold(body);
   const res = reply.raw;
   // the request's: a reply queued behind another has no socket of its own yet
-  const socket = reply.request.raw.socket;
+  const socket = reply.request.raw.socket as Socket | undefined;
+  let forget: (() => void) | undefined;
   const release = (): void => {
     res.off('close', release);
-    socket?.off('close', release);
+    forget?.();
     buffers.done(body);
   };
   res.once('close', release);
-  socket?.once('close', release);
+  if (socket !== undefined) forget = onSocketClose(socket, release);
+}
+
+/** per socket, what to call when it closes: one listener a socket, however many replies it pipelines */
+const socketCloses = new WeakMap<Socket, Set<() => void>>();
+
+/** Calls `fn` when `socket` closes; the function returned takes it back. */
+function onSocketClose(socket: Socket, fn: () => void): () => void {
+  let pending = socketCloses.get(socket);
+  if (pending === undefined) {
+    const set = new Set<() => void>();
+    pending = set;
+    socketCloses.set(socket, set);
+    socket.once('close', () => {
+      socketCloses.delete(socket);
+      for (const f of set) f();
+    });
+  }
+  const set = pending;
+  set.add(fn);
+  return () => void set.delete(fn);
 }
 
 /** Builds the HTTP app without listening (tests call inject()). */

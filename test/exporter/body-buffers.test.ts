@@ -194,3 +194,43 @@ test('replies queued on a pipelining connection that goes away let their bodies 
     await app.close();
   }
 });
+
+test('many replies pipelined on one connection: one close listener on its socket, no listener warning, every body let go', async (t) => {
+  const fleet = bigFleet(20);
+  fleet.publish(7);
+  const bodies = new BodyBuffers();
+  const app = buildExporterApp({
+    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+    pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
+  });
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
+  process.on('warning', onWarning);
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    let text = '';
+    const listeners: number[] = [];
+    app.server.on('request', (req) => listeners.push(req.socket.listenerCount('close')));
+    await new Promise<void>((resolve, reject) => {
+      socket.on('data', (d: Buffer) => {
+        text += d.toString('latin1');
+        if ((text.match(/^HTTP\/1\.1 200/gm) ?? []).length === 15 && text.endsWith('\n')) resolve();
+      });
+      socket.on('error', reject);
+      socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(15));
+    });
+    t.is((text.match(/^HTTP\/1\.1 200/gm) ?? []).length, 15);
+    socket.destroy();
+    const deadline = Date.now() + 10_000;
+    while (bodies.held > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    t.is(bodies.held, 0, 'every body let go');
+    await new Promise((r) => setTimeout(r, 50));
+    t.deepEqual(warnings.filter((w) => w.includes('MaxListeners')), []);
+    t.true(Math.max(...listeners) - Math.min(...listeners) <= 1, `close listeners on the socket as requests came: ${listeners.join(' ')}`);
+  } finally {
+    process.off('warning', onWarning);
+    await app.close();
+  }
+});
