@@ -102,13 +102,14 @@ test('TreeListing on cgroupfs: the kept listing is used while nothing changed; a
   mkdirSync(dir('/c'));
   t.deepEqual(ours(listing.list().paths), [`/${base}`, `/${base}/a`, `/${base}/c`], 'one removed, one made');
 
-  // removed and made again under its name: the same listing, and the inode is the new directory's
+  // removed and made again under its name: the same cgroups, seen as a change by the new inode
   const before = new Map<string, bigint>();
   listing.list(before);
   rmdirSync(dir('/c'));
   mkdirSync(dir('/c'));
   const inodes = new Map<string, bigint>();
   const remade = listing.list(inodes);
+  t.true(remade.changed, 'a new inode under the same name');
   t.deepEqual(ours(remade.paths), [`/${base}`, `/${base}/a`, `/${base}/c`]);
   t.is(inodes.get(`/${base}/c`), statSync(dir('/c'), { bigint: true }).ino, 'the new inode');
   t.deepEqual([...inodes.keys()].sort(), [...remade.paths].sort(), 'an inode for every cgroup, listed again or not');

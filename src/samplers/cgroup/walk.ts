@@ -32,7 +32,10 @@ export function isCgroupFs(path: string): boolean {
  * `inodes`, when given, gets each listed directory's inode (the kernfs id of
  * a cgroup) from the same stat, so that a caller wanting ids does not stat
  * every directory a second time; a directory gone before its stat has none.
- * `links`, when given, gets each listed directory's link count the same way.
+ * `links`, when given, gets each listed directory's link count as kernfs
+ * keeps it (2 + subdirectories): 2 for a leaf known by its stat, 2 + the
+ * subdirectories read for a directory listed, the stat's for the deepest
+ * level (not read).
  */
 export function listCgroups(
   mount: string, maxDepth: number, leafByLinks = false, inodes?: Map<string, bigint>, links?: Map<string, number>,
@@ -55,10 +58,15 @@ export function listCgroups(
       } catch {
         continue; // removed meanwhile
       }
+      let subdirs = 0;
       for (const e of entries) {
         if (!e.isDirectory()) continue;
         next.push(rel === '/' ? `/${e.name}` : `${rel}/${e.name}`);
+        subdirs++;
       }
+      // the count of what was listed, not the stat's: a child removed between the stat and the
+      // read, then another made, would leave the stat's count right and the listing short
+      links?.set(rel, 2 + subdirs);
     }
     next.sort();
     out.push(...next);
@@ -85,17 +93,18 @@ export function listCgroups(
  * v1 hierarchy's root holds 30-70 entries); checking that nothing changed
  * is one stat per cgroup: on kernfs a directory's link count is 2 + its
  * subdirectories. The kept listing is used again when every cgroup in it
- * still stats with the link count it had: a cgroup made shows as a link
- * more on its parent; one removed or renamed, as a failed stat of its path
- * (so does one renamed over a removed sibling); removed and made again under
- * the same name, it lists the same anyway (its new inode comes from the
- * stat). Anything else lists the hierarchy again. Not on a fixture tree
- * (`cgroupFs` false), whose directories count links their own way: listed
- * every time.
+ * still stats with the link count and the inode it had: a cgroup made shows
+ * as a link more on its parent; one removed or renamed, as a failed stat of
+ * its path (so does one renamed over a removed sibling); one removed and
+ * made again under its name, as a new inode (the sampler then opens its
+ * files again, missing.ts). Anything else lists the hierarchy again. Not on
+ * a fixture tree (`cgroupFs` false), whose directories count links their
+ * own way: listed every time.
  */
 export class TreeListing {
   private paths: readonly string[] | undefined;
   private readonly links = new Map<string, number>();
+  private readonly inodes = new Map<string, bigint>();
   private readonly dirs = new PathCache();
 
   constructor(
@@ -106,29 +115,31 @@ export class TreeListing {
 
   /**
    * The cgroups now (as listCgroups), and whether they may differ from the
-   * last call's; `inodes` as listCgroups, filled on either path.
+   * last call's; `inodes` gets each one's inode, as listCgroups.
    */
   list(inodes?: Map<string, bigint>): { readonly paths: readonly string[]; readonly changed: boolean } {
-    if (this.paths !== undefined && this.unchanged(inodes)) return { paths: this.paths, changed: false };
+    if (this.paths !== undefined && this.unchanged()) {
+      if (inodes !== undefined) for (const [rel, ino] of this.inodes) inodes.set(rel, ino);
+      return { paths: this.paths, changed: false };
+    }
     this.links.clear();
-    inodes?.clear();
-    const paths = listCgroups(this.mount, this.maxDepth, this.cgroupFs, inodes, this.cgroupFs ? this.links : undefined);
+    this.inodes.clear();
+    const paths = listCgroups(this.mount, this.maxDepth, this.cgroupFs, this.inodes, this.cgroupFs ? this.links : undefined);
     this.paths = this.cgroupFs ? paths : undefined;
+    if (inodes !== undefined) for (const [rel, ino] of this.inodes) inodes.set(rel, ino);
     return { paths, changed: true };
   }
 
-  /** Stats every cgroup of the kept listing: true when each has the links it had. */
-  private unchanged(inodes: Map<string, bigint> | undefined): boolean {
+  /** Stats every cgroup of the kept listing: true when each has the links and inode it had. */
+  private unchanged(): boolean {
     for (const rel of this.paths ?? []) {
-      const dir = this.dirs.join(this.mount, rel.slice(1));
       let st;
       try {
-        st = inodes === undefined ? statSync(dir, { throwIfNoEntry: false }) : statSync(dir, { bigint: true, throwIfNoEntry: false });
+        st = statSync(this.dirs.join(this.mount, rel.slice(1)), { bigint: true, throwIfNoEntry: false });
       } catch {
         return false;
       }
-      if (st === undefined || Number(st.nlink) !== this.links.get(rel)) return false;
-      if (inodes !== undefined) inodes.set(rel, st.ino as bigint);
+      if (st === undefined || Number(st.nlink) !== this.links.get(rel) || st.ino !== this.inodes.get(rel)) return false;
     }
     return true;
   }
