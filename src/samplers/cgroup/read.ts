@@ -63,12 +63,15 @@ export type ReadFile = (path: string) => string;
  * hierarchies have. `inTree(mount, path)` says whether the hierarchy mounted
  * there has the cgroup (from the refresh's listing), so that no file of a
  * hierarchy without it is tried: a failed open costs as much as a read.
+ * `limits` false leaves out the files of limits (CFS quota and period, the
+ * memory limit): quotaNs, periodNs and memoryLimit stay unset.
  */
 export function readCgroup(
   sources: Sources,
   path: string,
   inTree: (mount: string, path: string) => boolean = () => true,
   read: ReadFile = readPseudoFile,
+  limits = true,
 ): CgroupFigures {
   /** A cgroupfs file as text, or undefined when it cannot be read. */
   const text = (dir: string, file: string): string | undefined => {
@@ -114,7 +117,7 @@ export function readCgroup(
       f.throttledNs = s.throttledNs;
       f.skipped += s.skipped;
     }
-    if (cpu.v2) {
+    if (limits && cpu.v2) {
       const max = text(cpu.dir, 'cpu.max');
       if (max !== undefined) {
         const q = parseCpuMax(max);
@@ -124,7 +127,7 @@ export function readCgroup(
         }
         f.skipped += q.skipped;
       }
-    } else {
+    } else if (limits) {
       const quota = text(cpu.dir, 'cpu.cfs_quota_us');
       const period = text(cpu.dir, 'cpu.cfs_period_us');
       if (quota !== undefined && period !== undefined) {
@@ -147,7 +150,7 @@ export function readCgroup(
       f.memoryCurrent = c.value;
       f.skipped += c.skipped;
     }
-    const limit = text(memory.dir, memory.v2 ? 'memory.max' : 'memory.limit_in_bytes');
+    const limit = limits ? text(memory.dir, memory.v2 ? 'memory.max' : 'memory.limit_in_bytes') : undefined;
     if (limit !== undefined) {
       const l = parseSingleValue(limit);
       if (!l.unlimited) f.memoryLimit = l.value;

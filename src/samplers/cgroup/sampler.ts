@@ -28,6 +28,13 @@ import { DEFAULT_LIMITS } from './limits.js';
 const NAME = 'cgroup_resources';
 /** refreshes after which a file found missing is opened again (missing.ts) */
 const MISSING_RETRY = 30;
+/**
+ * A cgroup's limits (CFS quota and period, memory limit: 3 of a v1 cgroup's
+ * ~13 files) are read every this many refreshes, when it is new and when a
+ * listing changed; in between they are the last ones read. A limit changed
+ * by hand or by an orchestrator shows within this many refreshes.
+ */
+const LIMITS_EVERY = 10;
 
 /** The sum of two figures, either of which may be missing. */
 function add(a: Counter | undefined, b: Counter | undefined): Counter | undefined {
@@ -99,6 +106,9 @@ export const cgroupResourcesSampler: SamplerDefinition = {
     const listed = new Map<string, ReadonlySet<string>>();
     const inTree = (tree: string, path: string): boolean => listed.get(tree)?.has(path) === true;
     let current: { kept: string[]; folded: string[] } | undefined;
+    let refreshes = 0;
+    /** the limits last read of each kept cgroup */
+    const limitsOf = new Map<string, Pick<CgroupFigures, 'quotaNs' | 'periodNs' | 'memoryLimit'>>();
     const labels = new Map<string, CgroupLabels>();
     const devices = new Map<string, string>();
     const deviceName = (majmin: string): string => {
@@ -142,13 +152,18 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           current = selection.update(present);
         }
         const { kept, folded } = current;
+        const allLimits = changed || refreshes % LIMITS_EVERY === 0;
+        refreshes++;
         const points: Point[] = [];
         let skipped = 0;
         const keptNames = new Set<string>();
         for (const path of kept) {
-          const f = readCgroup(sources, path, inTree, read);
-          skipped += f.skipped;
           const name = decodeCgroupName(path);
+          const known = limitsOf.get(name);
+          const f = readCgroup(sources, path, inTree, read, allLimits || known === undefined);
+          if (allLimits || known === undefined) limitsOf.set(name, { quotaNs: f.quotaNs, periodNs: f.periodNs, memoryLimit: f.memoryLimit });
+          else Object.assign(f, known);
+          skipped += f.skipped;
           keptNames.add(name);
           // less CPU time than last refresh: removed and made again under this name, its counters start anew
           const total = cpuTotal(f);
@@ -162,7 +177,8 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           if (ino !== undefined) points.push({ metric: m.cgroupId, labels: l.cgroup, value: toCounter(ino) });
         }
         if (folded.length > 0) {
-          const figures = folded.map((path) => readCgroup(sources, path, inTree, read));
+          // the sum of folded cgroups has no limits: theirs are not read
+          const figures = folded.map((path) => readCgroup(sources, path, inTree, read, false));
           for (const f of figures) skipped += f.skipped;
           const other = sum(figures);
           const split = splitUsage(other, cpuSplit.get('other'));
@@ -175,6 +191,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           if (name !== 'other' && !keptNames.has(name)) {
             labels.delete(name);
             cpuSplit.delete(name);
+            limitsOf.delete(name);
           }
         }
         files?.sweep();
