@@ -103,6 +103,14 @@ function bigFleet(hosts: number) {
   return { state, publish, values, lines: hosts * series.length };
 }
 
+/** The exporter app of `state` without render pacing, its bodies in `bodies`. */
+function unpacedApp(state: ExporterState, bodies: BodyBuffers): ReturnType<typeof buildExporterApp> {
+  return buildExporterApp({
+    state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+    pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
+  });
+}
+
 /** A GET read up to its first chunk, then paused: `rest()` reads the remainder and gives the body. */
 async function slowGet(port: number): Promise<{ rest: () => Promise<string> }> {
   const socket = connect(port, '127.0.0.1');
@@ -168,10 +176,7 @@ test('replies queued on a pipelining connection that goes away let their bodies 
   const fleet = bigFleet(1000);
   fleet.publish(7);
   const bodies = new BodyBuffers();
-  const app = buildExporterApp({
-    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
-    pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
-  });
+  const app = unpacedApp(fleet.state, bodies);
   try {
     await app.listen({ host: '127.0.0.1', port: 0 });
     const { port } = app.server.address() as { port: number };
@@ -199,10 +204,7 @@ test('many replies pipelined on one connection: one close listener on its socket
   const fleet = bigFleet(20);
   fleet.publish(7);
   const bodies = new BodyBuffers();
-  const app = buildExporterApp({
-    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
-    pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
-  });
+  const app = unpacedApp(fleet.state, bodies);
   const warnings: string[] = [];
   const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
   process.on('warning', onWarning);
