@@ -93,3 +93,24 @@ test.serial('a cgroup removed after the refresh checked the listing and made aga
     await sampler.close?.();
   }
 });
+
+test.serial('a directory whose read fails (EMFILE) while listing is read again at the next refresh, not left out of the kept listing', async (t) => {
+  if (!usable) return t.fail('needs root and the v1 pids hierarchy (this machine has both)');
+  const sampler = await start();
+  try {
+    t.deepEqual(await published(sampler), ['/', '/X']);
+    mkdirSync(join(BASE, 'E')); // a change: the next refresh lists again
+    let armed = true;
+    const during = await wrapped('readdirSync', (args) => {
+      if (armed && args[0] === BASE) {
+        armed = false;
+        throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+      }
+    }, () => published(sampler));
+    t.false(armed);
+    t.deepEqual(during, ['/'], 'its children could not be listed');
+    t.deepEqual(await published(sampler), ['/', '/E', '/X'], 'listed again once it can be read');
+  } finally {
+    await sampler.close?.();
+  }
+});

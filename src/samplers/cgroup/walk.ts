@@ -56,7 +56,10 @@ export function listCgroups(
         } else if (leafByLinks && statSync(dir).nlink === 2) continue;
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {
-        continue; // removed meanwhile
+        // removed meanwhile, or not readable now (EMFILE): no count, so that a kept listing
+        // (TreeListing) is not taken for complete and the next check lists again
+        links?.delete(rel);
+        continue;
       }
       let subdirs = 0;
       for (const e of entries) {
