@@ -90,8 +90,9 @@ export function buildExporterApp(o: ExporterAppOptions): FastifyInstance {
   /** the body the pacer keeps, held for it */
   let paced: Buffer | undefined;
   const send = (reply: FastifyReply, body: Buffer): FastifyReply => {
-    // a reply whose client went away while it waited has had its 'close' already, and sends nothing
-    if (buffers !== undefined && !reply.raw.destroyed) holdUntilSent(buffers, reply, body);
+    // a reply whose client went away while it waited has had its 'close' already (or, queued on a
+    // pipelining connection, its socket's), and sends nothing
+    if (buffers !== undefined && !reply.raw.destroyed && reply.request.raw.socket?.destroyed !== true) holdUntilSent(buffers, reply, body);
     return reply.type(CONTENT_TYPE).send(body);
   };
   app.get('/', { logLevel: 'warn' }, async (_req, reply) =>

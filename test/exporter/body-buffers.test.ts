@@ -236,3 +236,35 @@ test('many replies pipelined on one connection: one close listener on its socket
     await app.close();
   }
 });
+
+test('replies queued on a pipelining connection that closed before they were sent hold no body', async (t) => {
+  const fleet = bigFleet(20);
+  fleet.publish(7);
+  const bodies = new BodyBuffers();
+  const app = unpacedApp(fleet.state, bodies);
+  // each request waits: the client is gone before any reply is sent
+  app.addHook('preHandler', async () => {
+    await new Promise((r) => setTimeout(r, 300));
+  });
+  let sent = 0;
+  app.addHook('onSend', async () => {
+    sent++;
+  });
+  try {
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5));
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    // the replies are rendered and sent into the closed connection
+    const deadline = Date.now() + 10_000;
+    while (sent < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    t.true(sent >= 4, `replies sent after the close: ${sent}`);
+    await new Promise((r) => setTimeout(r, 100));
+    t.is(bodies.held, 0, 'no body held for a connection that is gone');
+  } finally {
+    await app.close();
+  }
+});
