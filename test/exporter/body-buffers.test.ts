@@ -1,4 +1,4 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import test from 'ava';
 import { BodyBuffers } from '../../src/exporter/body-buffers.js';
 import { buildExporterApp } from '../../src/exporter/app.js';
@@ -6,6 +6,7 @@ import { ExporterState } from '../../src/exporter/state.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { emptySkipStats } from '../../src/sources/checks.js';
 import { m, makeDescriptor, makeFrame } from '../helpers/frames.js';
+import { until } from '../helpers/until.js';
 
 test('memory is written again only after its last reader is done', (t) => {
   const b = new BodyBuffers();
@@ -103,12 +104,31 @@ function bigFleet(hosts: number) {
   return { state, publish, values, lines: hosts * series.length };
 }
 
-/** The exporter app of `state` without render pacing, its bodies in `bodies`. */
-function unpacedApp(state: ExporterState, bodies: BodyBuffers): ReturnType<typeof buildExporterApp> {
-  return buildExporterApp({
-    state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
+/** A fleet of `hosts` with one frame each, and the exporter app of it without render pacing, its bodies in `bodies`. */
+function unpacedFleet(hosts: number): { bodies: BodyBuffers; app: ReturnType<typeof buildExporterApp> } {
+  const fleet = bigFleet(hosts);
+  fleet.publish(7);
+  const bodies = new BodyBuffers();
+  const app = buildExporterApp({
+    state: fleet.state, skipped: emptySkipStats(), intervalMs: 1000, forgetAfterMs: 600_000, render: {},
     pacing: { reuseFactor: 0 }, bodies, processMetrics: false, log: silentLogger(),
   });
+  return { bodies, app };
+}
+
+/** One pipelined GET /metrics request on a kept-alive connection. */
+const GET = 'GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n';
+
+/** Starts `app` on a free loopback port and opens a connection to it. */
+async function listenAndConnect(app: ReturnType<typeof buildExporterApp>): Promise<Socket> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = app.server.address() as { port: number };
+  const socket = connect(port, '127.0.0.1');
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', () => resolve());
+    socket.once('error', reject);
+  });
+  return socket;
 }
 
 /** A GET read up to its first chunk, then paused: `rest()` reads the remainder and gives the body. */
@@ -173,27 +193,21 @@ test('a body the pacer serves again to a slow reply keeps its memory while a lat
 });
 
 test('replies queued on a pipelining connection that goes away let their bodies go', async (t) => {
-  const fleet = bigFleet(1000);
-  fleet.publish(7);
-  const bodies = new BodyBuffers();
-  const app = unpacedApp(fleet.state, bodies);
+  const { bodies, app } = unpacedFleet(1000);
   try {
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as { port: number };
-    const socket = connect(port, '127.0.0.1');
+    const socket = await listenAndConnect(app);
     await new Promise<void>((resolve) => {
       socket.once('data', () => {
         socket.pause();
         resolve();
       });
-      socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(3));
+      socket.write(GET.repeat(3));
     });
     // the three renders are made while the first reply is still being sent
-    const deadline = Date.now() + 10_000;
-    while (bodies.held < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => bodies.held >= 3, 10_000);
     t.is(bodies.held, 3, 'three replies hold their bodies');
     socket.destroy();
-    while (bodies.held > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => bodies.held === 0, 10_000);
     t.is(bodies.held, 0, 'none is held once the connection is gone');
   } finally {
     await app.close();
@@ -201,17 +215,12 @@ test('replies queued on a pipelining connection that goes away let their bodies 
 });
 
 test('many replies pipelined on one connection: one close listener on its socket, no listener warning, every body let go', async (t) => {
-  const fleet = bigFleet(20);
-  fleet.publish(7);
-  const bodies = new BodyBuffers();
-  const app = unpacedApp(fleet.state, bodies);
+  const { bodies, app } = unpacedFleet(20);
   const warnings: string[] = [];
   const onWarning = (w: Error): void => void warnings.push(`${w.name}: ${w.message}`);
   process.on('warning', onWarning);
   try {
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as { port: number };
-    const socket = connect(port, '127.0.0.1');
+    const socket = await listenAndConnect(app);
     let text = '';
     const listeners: number[] = [];
     app.server.on('request', (req) => listeners.push(req.socket.listenerCount('close')));
@@ -221,12 +230,11 @@ test('many replies pipelined on one connection: one close listener on its socket
         if ((text.match(/^HTTP\/1\.1 200/gm) ?? []).length === 15 && text.endsWith('\n')) resolve();
       });
       socket.on('error', reject);
-      socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(15));
+      socket.write(GET.repeat(15));
     });
     t.is((text.match(/^HTTP\/1\.1 200/gm) ?? []).length, 15);
     socket.destroy();
-    const deadline = Date.now() + 10_000;
-    while (bodies.held > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await until(() => bodies.held === 0, 10_000);
     t.is(bodies.held, 0, 'every body let go');
     await new Promise((r) => setTimeout(r, 50));
     t.deepEqual(warnings.filter((w) => w.includes('MaxListeners')), []);
@@ -238,10 +246,7 @@ test('many replies pipelined on one connection: one close listener on its socket
 });
 
 test('replies queued on a pipelining connection that closed before they were sent hold no body', async (t) => {
-  const fleet = bigFleet(20);
-  fleet.publish(7);
-  const bodies = new BodyBuffers();
-  const app = unpacedApp(fleet.state, bodies);
+  const { bodies, app } = unpacedFleet(20);
   // each request waits: the client is gone before any reply is sent
   app.addHook('preHandler', async () => {
     await new Promise((r) => setTimeout(r, 300));
@@ -251,16 +256,12 @@ test('replies queued on a pipelining connection that closed before they were sen
     sent++;
   });
   try {
-    await app.listen({ host: '127.0.0.1', port: 0 });
-    const { port } = app.server.address() as { port: number };
-    const socket = connect(port, '127.0.0.1');
-    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
-    socket.write('GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(5));
+    const socket = await listenAndConnect(app);
+    socket.write(GET.repeat(5));
     await new Promise((r) => setTimeout(r, 100));
     socket.destroy();
     // the replies are rendered and sent into the closed connection
-    const deadline = Date.now() + 10_000;
-    while (sent < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await until(() => sent >= 4, 10_000);
     t.true(sent >= 4, `replies sent after the close: ${sent}`);
     await new Promise((r) => setTimeout(r, 100));
     t.is(bodies.held, 0, 'no body held for a connection that is gone');
