@@ -71,7 +71,7 @@ const CLUSTER_WHY = 'For a 3-node NATS cluster, which keeps every stream and buc
 export function agentToml(overrides: Overrides = {}, why = ''): string {
   const samplers = SAMPLERS.map((s) =>
     [
-      `# ${s.description}`,
+      `# ${s.description}${s.minIntervalMs === undefined ? '' : ` Runs every ${formatDuration(s.minIntervalMs)} at the fastest, whatever its interval.`}`,
       `[samplers.${s.name}]`,
       ...Object.entries(SAMPLER_KEYS.keys).map(([k, spec]) =>
         k === 'interval' && s.defaultIntervalMs !== undefined ? `${k} = ${JSON.stringify(formatDuration(s.defaultIntervalMs))}` : `${k} = ${tomlValue(spec)}`,
