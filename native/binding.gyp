@@ -2,7 +2,7 @@
   "targets": [
     {
       "target_name": "rezolus_native",
-      "sources": ["src/addon.cc", "src/bpf_object.cc", "src/perf.cc", "src/errors.cc", "src/scan.cc"],
+      "sources": ["src/addon.cc", "src/bpf_object.cc", "src/perf.cc", "src/errors.cc", "src/scan.cc", "src/pack.cc"],
       "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")"],
       "libraries": ["-lbpf", "-lelf", "-lz"],
       "defines": ["NAPI_DISABLE_CPP_EXCEPTIONS", "NAPI_VERSION=8"],

@@ -15,6 +15,7 @@
 #include "bpf_object.h"
 #include "errors.h"
 #include "perf.h"
+#include "pack.h"
 #include "scan.h"
 
 namespace rezolus {
@@ -135,6 +136,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("perfRead", Napi::Function::New(env, PerfRead));
   exports.Set("closeFd", Napi::Function::New(env, CloseFd));
   exports.Set("scanU64", Napi::Function::New(env, ScanU64));
+  exports.Set("packNumbers", Napi::Function::New(env, PackNumbers));
   exports.Set("numPossibleCpus", Napi::Number::New(env, libbpf_num_possible_cpus()));
   exports.Set("libbpfVersion", Napi::String::New(env, std::to_string(libbpf_major_version()) + "." +
                                                          std::to_string(libbpf_minor_version())));

@@ -24,6 +24,7 @@ import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
 import { everyOnTheClock } from './clock.js';
 import { appliedAgentMallocArenas } from './malloc-arenas.js';
+import { useNativeNumberPacker } from './number-packer.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
 
 const STATUS_EVERY_MS = 10_000;
@@ -144,11 +145,12 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
       (error: unknown) => keeper.statusFailed(error),
     );
   };
+  const nativeNumbers = useNativeNumberPacker(appliedAgentV8Flags());
   await agent.start((sampler) => steps.step(`starting sampler ${sampler}`));
   keeper.watch(agent);
   // on the clock, 3 ms past the boundary: in the wake-up of a tick (clock.ts)
   const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
-  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), malloc_arena_max: appliedAgentMallocArenas() }, 'agent running');
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas() }, 'agent running');
   return {
     agent,
     publisher,

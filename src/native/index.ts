@@ -102,6 +102,12 @@ export interface NativeAddon {
    * index or value is full.
    */
   scanU64(src: BigUint64Array, index: Uint32Array, value: Float64Array): number;
+  /**
+   * Writes src[0..n) at dst[at..) as msgpack numbers, the frame encoder's
+   * bytes (NumberPacker in src/frame/encode.ts); returns the position after.
+   * Throws when dst has fewer than 9 bytes a number left.
+   */
+  packNumbers(src: Float64Array, n: number, plain: boolean, dst: Uint8Array, at: number): number;
   readonly numPossibleCpus: number;
   readonly libbpfVersion: string;
 }
