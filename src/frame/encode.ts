@@ -1,7 +1,9 @@
 /**
  * The agent's frame encoder: msgpack written field by field into a shared
  * slab, with the bytes msgpackr gives for the same frame built as an object
- * (test/frame/encode.test.ts holds it to that, value by value).
+ * (test/frame/encode-cases.ts holds it to that, value by value, with the
+ * numbers written here and with them written by a NumberPacker, the native
+ * one the agent sets when it runs without TurboFan).
  *
  * Building the object cost an array of wire values, a BigInt for every
  * integer beyond 32 bits (byte counters, nanoseconds) and msgpackr's walk of
