@@ -19,8 +19,13 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
   });
   const cfg = { ...config, procfs: flags.procfs ?? config.procfs, sysfs: flags.sysfs ?? config.sysfs };
   const log = createLogger(cfg.logLevel as LevelWithSilent);
-  // V8 flags by the fastest sampler, before the agent's modules load (agent/v8-flags.ts)
-  const intervals = Object.values(cfg.samplers).filter((s) => s.enabled).map((s) => s.intervalMs);
+  // V8 flags by the fastest sampler as the agent will run it (agent/v8-flags.ts): a sampler's own minimum
+  // interval applies, and kernel samplers with [kernel] off do not run
+  const intervals = SAMPLERS.flatMap((d) => {
+    const own = cfg.samplers[d.name];
+    if (own === undefined || !own.enabled || (d.kernel === true && !cfg.kernel.enabled)) return [];
+    return [Math.max(own.intervalMs, d.minIntervalMs ?? 0)];
+  });
   applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');

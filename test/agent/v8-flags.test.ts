@@ -110,11 +110,15 @@ test('the agent flags keep the young generation from growing under allocation; w
  * `agent running` log line, and its stdout `afterMs` after that line (the
  * agent logs to stderr; node's --trace-opt writes to stdout).
  */
-async function runAgent(flags: string | undefined, o: { readonly nodeArgs?: readonly string[]; readonly afterMs?: number }, ...extra: string[]): Promise<{ line: Record<string, unknown>; stdout: string }> {
+async function runAgent(
+  flags: string | undefined,
+  o: { readonly nodeArgs?: readonly string[]; readonly afterMs?: number; readonly config?: string },
+  ...extra: string[]
+): Promise<{ line: Record<string, unknown>; stdout: string }> {
   const server = await startTestNats();
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-v8-flags-test-'));
   const config = join(dir, 'agent.toml');
-  writeFileSync(config, '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
+  writeFileSync(config, o.config ?? '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
   const child = spawn(
     process.execPath,
     [...(o.nodeArgs ?? []), ...rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info', ...extra)],
@@ -162,8 +166,20 @@ test('rezolus agent says the V8 flags and malloc arena limit it runs with: no Tu
   const slow = await runningLine(undefined);
   t.deepEqual(slow.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
   t.is(slow.malloc_arena_max, 1);
+  t.is(slow.native_numbers, true, 'without TurboFan the frame numbers are written by the native addon');
   const fast = await runningLine(undefined, '--interval', '100ms');
   t.deepEqual(fast.v8_flags, ['--opt', '--semi-space-growth-factor=1']);
   t.is(fast.malloc_arena_max, 1);
+  t.is(fast.native_numbers, false, 'with TurboFan the encoder\'s own loop');
   t.deepEqual((await runningLine('')).v8_flags, []);
+});
+
+test('a sampler asked for 100 ms that runs once a second at the fastest (rezolus_self) leaves the agent without TurboFan; a kernel sampler at 100 ms with [kernel] off too', async (t) => {
+  const only = (sampler: string, kernel: boolean): string =>
+    `[defaults]\nenabled = false\n[kernel]\nenabled = ${kernel}\n[http]\nenabled = false\n[samplers.${sampler}]\nenabled = true\ninterval = "100ms"\n`;
+  const self = (await runAgent(undefined, { config: only('rezolus_self', true) })).line;
+  t.deepEqual(self.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
+  t.is(self.native_numbers, true);
+  const kernelOff = (await runAgent(undefined, { config: `${only('syscall_counts', false)}[samplers.cpu_usage]\nenabled = true\n` })).line;
+  t.deepEqual(kernelOff.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
 });
