@@ -9,7 +9,7 @@
  * The bytes are the same either way; without the addon (not built, or
  * libbpf missing) the encoder writes them in JS.
  */
-import { setNumberPacker } from '../frame/encode.js';
+import { setNumberPacker, type NumberPacker } from '../frame/encode.js';
 import { loadNative } from '../native/index.js';
 
 /** Whether V8 runs without its optimising compiler under these flags (the last that says wins). */
@@ -26,8 +26,12 @@ export function withoutTurbofan(v8Flags: readonly string[]): boolean {
 export function useNativeNumberPacker(v8Flags: readonly string[]): boolean {
   if (withoutTurbofan(v8Flags)) {
     try {
-      setNumberPacker(loadNative().packNumbers);
-      return true;
+      // an addon built before packNumbers existed (npm run build does not rebuild native/) has none
+      const pack = loadNative().packNumbers as NumberPacker | undefined;
+      if (typeof pack === 'function') {
+        setNumberPacker(pack);
+        return true;
+      }
     } catch {
       // no addon: the JS encoder's bytes are the same
     }
