@@ -174,12 +174,12 @@ test('rezolus agent says the V8 flags and malloc arena limit it runs with: no Tu
   t.deepEqual((await runningLine('')).v8_flags, []);
 });
 
-test('a sampler asked for 100 ms that runs once a second at the fastest (rezolus_self) leaves the agent without TurboFan; a kernel sampler at 100 ms with [kernel] off too', async (t) => {
+test('a sampler asked for 100 ms that runs once a second at the fastest (cgroup_resources) leaves the agent without TurboFan; a kernel sampler at 100 ms with [kernel] off too', async (t) => {
   const only = (sampler: string, kernel: boolean): string =>
     `[defaults]\nenabled = false\n[kernel]\nenabled = ${kernel}\n[http]\nenabled = false\n[samplers.${sampler}]\nenabled = true\ninterval = "100ms"\n`;
-  const self = (await runAgent(undefined, { config: only('rezolus_self', true) })).line;
-  t.deepEqual(self.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
-  t.is(self.native_numbers, true);
+  const cgroups = (await runAgent(undefined, { config: `${only('cgroup_resources', true)}[samplers.cpu_usage]\nenabled = true\n` })).line;
+  t.deepEqual(cgroups.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
+  t.is(cgroups.native_numbers, true);
   const kernelOff = (await runAgent(undefined, { config: `${only('syscall_counts', false)}[samplers.cpu_usage]\nenabled = true\n` })).line;
   t.deepEqual(kernelOff.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
 });
