@@ -3,7 +3,7 @@ import { metricsSubject, frameMsgIdPrefix, hostToken } from '../bus/subjects.js'
 import { encodeFrame } from '../frame/codec.js';
 import { describe, sameLayout, type EncodedDescriptor } from '../frame/descriptor.js';
 import type { Point, Sampler, SamplerContext, SamplerDefinition } from '../samplers/types.js';
-import { SamplerUnsupportedError } from '../samplers/types.js';
+import { runIntervalMs, SamplerUnsupportedError } from '../samplers/types.js';
 import {
   SAMPLER_STATE, SAMPLER_STATES, type AgentIntrospection, type PublishStats, type SamplerStateName, type SamplerStats,
 } from '../samplers/rezolus/introspection.js';
@@ -120,7 +120,7 @@ export class Agent implements AgentIntrospection {
     this.host = hostToken(o.host);
     this.runtimes = o.samplers.map((s) => ({
       definition: s.definition,
-      intervalMs: Math.max(s.intervalMs, s.definition.minIntervalMs ?? 0),
+      intervalMs: runIntervalMs(s.definition, s.intervalMs),
       sampler: undefined,
       status: s.enabled ? { state: SAMPLER_STATE.failed, error: 'not started' } : { state: SAMPLER_STATE.disabled, reason: s.reason ?? 'disabled in config' },
       busy: undefined,

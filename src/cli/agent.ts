@@ -3,6 +3,7 @@ import { applyAgentV8Flags } from '../agent/v8-flags.js';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
 import { SAMPLERS } from '../samplers/registry.js';
+import { runIntervalMs } from '../samplers/types.js';
 import { configPath, durationFlag, keySpec, levelFlag, natsFlag, serviceNats } from './flags.js';
 import type { CliContext, CliMode } from './mode.js';
 import { untilSignal } from './signals.js';
@@ -24,7 +25,7 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
   const intervals = SAMPLERS.flatMap((d) => {
     const own = cfg.samplers[d.name];
     if (own === undefined || !own.enabled || (d.kernel === true && !cfg.kernel.enabled)) return [];
-    return [Math.max(own.intervalMs, d.minIntervalMs ?? 0)];
+    return [runIntervalMs(d, own.intervalMs)];
   });
   applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).

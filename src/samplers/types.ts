@@ -63,6 +63,11 @@ export interface Sampler {
   close?(): Promise<void>;
 }
 
+/** The interval a sampler runs at when `askedMs` is asked for: never below its own minimum. */
+export function runIntervalMs(definition: SamplerDefinition, askedMs: number): number {
+  return Math.max(askedMs, definition.minIntervalMs ?? 0);
+}
+
 /** A registry entry: builds a sampler or throws SamplerUnsupportedError. */
 export interface SamplerDefinition {
   readonly name: string;
