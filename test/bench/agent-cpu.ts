@@ -30,7 +30,7 @@ import { connect } from '@nats-io/transport-node';
 import { freePort, startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 import {
   alive, CLK_TCK, cpuModel, cpuTicks, cpuTicksSplit, ENTRY, ensureBuilt, fmt, hostSubjectCounts, memKiB, NATS_SERVER_BIN,
-  PROCFS_SAMPLERS, samplerNamesOf, say, shippedIntervals, sleep, sleepUntil, spawnAgent, stderrTail, stopChild, treeOf, waitFor, writeAgentConfig,
+  PROCFS_SAMPLERS, intervalsAsShipped, samplerNamesOf, say, sleep, sleepUntil, spawnAgent, stderrTail, stopChild, treeOf, waitFor, writeAgentConfig,
 } from './common.js';
 
 const NODE_EXPORTER_BIN = '/usr/bin/prometheus-node-exporter';
@@ -85,13 +85,7 @@ if (!Number.isInteger(WARMUP_S) || WARMUP_S < 2 || !Number.isInteger(DURATION_S)
 }
 const INTERVAL = flags.interval ?? '1s';
 /** the interval of each sampler in the agent of `tree`: --interval, but where the tree ships one slower than 1 s */
-const intervalsOf = (tree: string, samplers: readonly string[]): Map<string, string> => {
-  const shipped = shippedIntervals(tree);
-  return new Map(samplers.map((n) => {
-    const own = shipped.get(n) ?? '1s';
-    return [n, flags.interval === undefined || own !== '1s' ? own : INTERVAL];
-  }));
-};
+const intervalsOf = (tree: string, samplers: readonly string[]): Map<string, string> => intervalsAsShipped(tree, samplers, flags.interval);
 const INTERVAL_MS = /^(\d+)ms$/.test(INTERVAL) ? Number(INTERVAL.slice(0, -2)) : /^(\d+)s$/.test(INTERVAL) ? Number(INTERVAL.slice(0, -1)) * 1000 : Number.NaN;
 if (!(INTERVAL_MS >= 10 && INTERVAL_MS <= 60_000)) {
   process.stderr.write(`agent-cpu: --interval takes 10ms..60s as Nms or Ns, got "${INTERVAL}"\n`);

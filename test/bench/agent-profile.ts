@@ -18,7 +18,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
 import {
-  alive, CLK_TCK, cpuModel, cpuTicksSplit, ENTRY, ensureBuilt, fmt, NATS_SERVER_BIN, PROCFS_SAMPLERS, samplerNamesOf, say, shippedIntervals, sleep, spawnAgent,
+  alive, CLK_TCK, cpuModel, cpuTicksSplit, ENTRY, ensureBuilt, fmt, NATS_SERVER_BIN, PROCFS_SAMPLERS, intervalsAsShipped, samplerNamesOf, say, sleep, spawnAgent,
   stderrTail, stopChild, treeOf, writeAgentConfig,
   type CallFrame, type CpuProfile, type ProfileNode,
 } from './common.js';
@@ -158,10 +158,8 @@ async function run(): Promise<void> {
   const tree = treeOf(CLI);
   const names = PROCFS_ONLY ? PROCFS_SAMPLERS.filter((n) => samplerNamesOf(tree).includes(n)) : samplerNamesOf(tree);
   // the samplers the tree ships slower than 1 s (cpu_perf, rezolus_bpf) keep their interval, as in agent-cpu.ts
-  const shipped = shippedIntervals(tree);
-  const intervalOf = (n: string): string => (shipped.get(n) ?? '1s') !== '1s' ? (shipped.get(n) as string) : (flags['sampler-interval'] ?? '1s');
   const config = writeAgentConfig(join(dir, 'agent.toml'), tree, {
-    samplers: new Map(names.map((n) => [n, intervalOf(n)])),
+    samplers: intervalsAsShipped(tree, names, flags['sampler-interval'] ?? '1s'),
     kernel: !PROCFS_ONLY,
   });
   const child = spawnAgent({

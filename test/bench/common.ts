@@ -127,6 +127,19 @@ export function shippedIntervals(tree: string): Map<string, string> {
   return new Map([...text.matchAll(/^\[samplers\.([a-z0-9_]+)\]\n(?:.*\n)*?interval = "([^"]+)"$/gm)].map((m) => [m[1] as string, m[2] as string]));
 }
 
+/**
+ * Each of `samplers` at `interval` ("100ms"), but the ones `tree` ships slower
+ * than 1 s (cpu_perf, rezolus_bpf: 10s) keep theirs, as [defaults] interval
+ * does; undefined: each at the interval the tree ships.
+ */
+export function intervalsAsShipped(tree: string, samplers: readonly string[], interval: string | undefined): Map<string, string> {
+  const shipped = shippedIntervals(tree);
+  return new Map(samplers.map((n) => {
+    const own = shipped.get(n) ?? '1s';
+    return [n, interval === undefined || own !== '1s' ? own : interval];
+  }));
+}
+
 export interface AgentConfigOptions {
   /** sampler name -> interval ("1s", "100ms"); every other sampler is off */
   readonly samplers: ReadonlyMap<string, string>;
