@@ -2,11 +2,14 @@
  * Rows into columns: a row group under construction, one array of cells per
  * column, filled as rows arrive (no per-row map). Each series of a
  * descriptor is planned once to its column; the first declaration of a
- * column name wins, and a value of another kind is stored as null. Pure.
+ * column name wins, and a value of another kind is stored as null; a series
+ * named like the recording's own columns (columns.ts, isReservedColumn) is
+ * left out. Each frame of a row also gives its sampler's frame end column
+ * its end time. Pure.
  */
 import type { Descriptor, FrameValue } from '../frame/types.js';
 import { GROUPING_POWER, MAX_VALUE_POWER, type SparseHistogram } from '../metrics/histogram.js';
-import { columnsOf, type ColumnSpec } from './columns.js';
+import { columnsOf, frameEndColumn, isReservedColumn, type ColumnSpec } from './columns.js';
 import type { Row, TimedFrame } from './rows.js';
 
 /** A frame as the recorder keeps it: its descriptor by hash, its values positional. */
@@ -37,7 +40,7 @@ export function toCell(spec: ColumnSpec, v: FrameValue | undefined): Cell {
   if (typeof v === 'object') {
     return spec.kind === 'histogram' && v.groupingPower === GROUPING_POWER && v.maxValuePower === MAX_VALUE_POWER ? v : null;
   }
-  if (spec.kind === 'histogram') return null;
+  if (spec.kind === 'histogram' || spec.kind === 'timestamp') return null;
   if (spec.kind === 'gauge') return Number(v);
   if (typeof v === 'bigint') return v >= 0n && v < 1n << 64n ? (v <= MAX_SAFE ? Number(v) : v) : null;
   return Number.isSafeInteger(v) && v >= 0 ? v : null;
@@ -50,6 +53,8 @@ export class GroupBuilder {
   readonly #plans = new Map<string, (ColumnSpec | undefined)[]>();
   /** every column ever planned, by name (the first declaration) */
   readonly #specs = new Map<string, ColumnSpec>();
+  /** the frame end column of each sampler */
+  readonly #frameEnds = new Map<string, ColumnSpec>();
   #timestamps: bigint[] = [];
   #hosts: string[] = [];
   #columns = new Map<string, GroupColumn>();
@@ -79,20 +84,29 @@ export class GroupBuilder {
     this.#timestamps.push(row.timestampNs);
     this.#hosts.push(row.host);
     for (const f of row.frames) {
-      const plan = this.#plan(f.descriptorHash);
+      const plan = this.#plan(f.descriptorHash, f.sampler);
       for (let i = 0; i < plan.length; i++) {
         const spec = plan[i];
-        if (spec === undefined) continue;
-        let col = this.#columns.get(spec.name);
-        if (col === undefined) {
-          col = { spec, cells: [] };
-          this.#columns.set(spec.name, col);
-        }
-        // rows before this one that had no value for the column
-        while (col.cells.length < r) col.cells.push(null);
-        col.cells[r] = toCell(spec, f.values[i]);
+        if (spec !== undefined) this.#set(spec, r, toCell(spec, f.values[i]));
       }
+      let end = this.#frameEnds.get(f.sampler);
+      if (end === undefined) {
+        end = frameEndColumn(f.sampler);
+        this.#frameEnds.set(f.sampler, end);
+      }
+      this.#set(end, r, f.endNs);
     }
+  }
+
+  #set(spec: ColumnSpec, r: number, cell: Cell): void {
+    let col = this.#columns.get(spec.name);
+    if (col === undefined) {
+      col = { spec, cells: [] };
+      this.#columns.set(spec.name, col);
+    }
+    // rows before this one that had no value for the column
+    while (col.cells.length < r) col.cells.push(null);
+    col.cells[r] = cell;
   }
 
   /** The group so far, every column padded to its length; starts a new one. */
@@ -106,17 +120,19 @@ export class GroupBuilder {
     return group;
   }
 
-  #plan(hash: string): readonly (ColumnSpec | undefined)[] {
+  /** The columns of a descriptor's series; a column new to the recording belongs to `sampler`, whose frame first declared it. */
+  #plan(hash: string, sampler: string): readonly (ColumnSpec | undefined)[] {
     let plan = this.#plans.get(hash);
     if (plan !== undefined) return plan;
     const d = this.#descriptors.get(hash);
     if (d === undefined) throw new Error(`descriptor ${hash} was not made known before its frames`);
     plan = columnsOf(d).map((s) => {
-      if (s === undefined) return undefined;
+      if (s === undefined || isReservedColumn(s.name)) return undefined;
       const known = this.#specs.get(s.name);
       if (known !== undefined) return known;
-      this.#specs.set(s.name, s);
-      return s;
+      const spec = { ...s, sampler };
+      this.#specs.set(s.name, spec);
+      return spec;
     });
     this.#plans.set(hash, plan);
     return plan;

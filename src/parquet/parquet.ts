@@ -3,7 +3,8 @@
  * time as the recording goes (memory holds one group, not the recording):
  * `timestamp` (UInt64 ns) and `host`, then one column per series sorted by
  * name: counters UInt64, gauges Double, histograms a list of UInt64 (dense
- * cumulative bucket counts). Column metadata carries each series' identity;
+ * cumulative bucket counts), and each sampler's frame ends
+ * (`timestamp/<sampler>`, UInt64 ns). Column metadata carries each series' identity;
  * file metadata the recording's (source, version, hosts,
  * sampling_interval_ms, descriptions). The file is written under a
  * temporary name, fsynced and renamed when complete (then the directory is
@@ -28,7 +29,7 @@ import { gzipSync } from 'node:zlib';
 import { threadId } from 'node:worker_threads';
 import { fileWriter, ParquetWriter } from 'hyparquet-writer';
 import type { SparseHistogram } from '../metrics/histogram.js';
-import type { ColumnSpec } from './columns.js';
+import { isReservedColumn, type ColumnSpec } from './columns.js';
 import type { Cell, ColumnarGroup } from './group.js';
 import { writeHistogramChunk, writeScalarChunk } from './chunks.js';
 import { syncDir, syncFile } from '../files/fsync.js';
@@ -66,7 +67,7 @@ function schemaOf(columns: readonly ColumnSpec[]): SchemaElement[] {
         { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
         { name: 'element', type: 'INT64', repetition_type: 'REQUIRED', converted_type: 'UINT_64' },
       );
-    } else if (c.kind === 'counter') {
+    } else if (c.kind === 'counter' || c.kind === 'timestamp') {
       schema.push({ name: c.name, type: 'INT64', repetition_type: 'OPTIONAL', converted_type: 'UINT_64' });
     } else {
       schema.push({ name: c.name, type: 'DOUBLE', repetition_type: 'OPTIONAL' });
@@ -77,6 +78,7 @@ function schemaOf(columns: readonly ColumnSpec[]): SchemaElement[] {
 
 /** The key/value metadata of a column. */
 export function columnMetadata(c: ColumnSpec): KeyValue[] {
+  if (c.kind === 'timestamp') return [...TIMESTAMP_METADATA, { key: 'sampler', value: c.sampler ?? '' }];
   const kv: KeyValue[] = [
     { key: 'metric', value: c.metric },
     { key: 'metric_type', value: c.kind },
@@ -85,6 +87,7 @@ export function columnMetadata(c: ColumnSpec): KeyValue[] {
   ];
   if (c.groupingPower !== undefined) kv.push({ key: 'grouping_power', value: String(c.groupingPower) });
   if (c.maxValuePower !== undefined) kv.push({ key: 'max_value_power', value: String(c.maxValuePower) });
+  if (c.sampler !== undefined) kv.push({ key: 'sampler', value: c.sampler });
   return kv;
 }
 
@@ -156,8 +159,11 @@ export class ParquetStream {
     this.#writer = new ParquetWriter({ writer: fileWriter(this.#tmp), schema: schemaOf([]), createdBy, codec: 'GZIP', compressors: { GZIP: gzip } });
   }
 
+  /** Series columns so far (frame end columns not counted). */
   get columns(): number {
-    return this.#columns.size;
+    let n = 0;
+    for (const c of this.#columns.values()) if (c.kind !== 'timestamp') n++;
+    return n;
   }
 
   /** Bytes written so far. */
@@ -173,7 +179,7 @@ export class ParquetStream {
     let grew = false;
     for (const { spec } of group.columns.values()) {
       if (this.#columns.has(spec.name)) continue;
-      if (RESERVED.has(spec.name)) throw new Error(`a series column may not be named ${spec.name}`);
+      if (RESERVED.has(spec.name) || (spec.kind !== 'timestamp' && isReservedColumn(spec.name))) throw new Error(`a series column may not be named ${spec.name}`);
       this.#columns.set(spec.name, spec);
       grew = true;
     }
@@ -239,7 +245,7 @@ export class ParquetStream {
   #seriesChunk(spec: ColumnSpec, cells: readonly Cell[]): ColumnChunk {
     const w = this.#writer.writer;
     if (spec.kind === 'histogram') return writeHistogramChunk(w, spec.name, cells as readonly (SparseHistogram | null)[], gzip);
-    return writeScalarChunk(w, spec.name, spec.kind, cells as readonly (number | bigint | null)[], gzip);
+    return writeScalarChunk(w, spec.name, spec.kind === 'gauge' ? 'gauge' : 'counter', cells as readonly (number | bigint | null)[], gzip);
   }
 
   /**

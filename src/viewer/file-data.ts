@@ -90,32 +90,30 @@ export class FileData implements ViewerData {
     return r;
   }
 
-  #track(r: Recording, host: string): Track {
-    const track = r.tracks.get(host);
-    if (track === undefined) throw new NotFoundError(`no host "${host}" in ${r.path} (hosts: ${[...r.tracks.keys()].join(', ')})`);
-    return track;
+  #checkHost(r: Recording, host: string): void {
+    if (!r.tracks.has(host)) throw new NotFoundError(`no host "${host}" in ${r.path} (hosts: ${[...r.tracks.keys()].join(', ')})`);
   }
 
   async hosts(source: string | undefined): Promise<HostSummary[]> {
     const r = this.#recording(source);
     await r.loadMetrics(SUMMARY_METRICS);
-    return [...r.tracks.entries()].map(([host, track]) => summarize(host, track.last ?? r.end, [track])).sort((a, b) => (a.host < b.host ? -1 : 1));
+    return [...r.tracks.entries()].map(([host, rows]) => summarize(host, rows.last ?? r.end, r.tracksOf(host))).sort((a, b) => (a.host < b.host ? -1 : 1));
   }
 
   async series(source: string | undefined, host: string): Promise<readonly SeriesInfo[]> {
     const r = this.#recording(source);
-    const track = this.#track(r, host);
+    this.#checkHost(r, host);
     if (r.tracks.size === 1) return [...r.series.values()];
     // a fleet file: which series a host has shows only in its values (a column of another host is null for it)
     await r.loadAll();
-    return seriesOfTracks([track]);
+    return seriesOfTracks(r.tracksOf(host));
   }
 
   async tracks(source: string | undefined, host: string, metrics?: readonly string[]): Promise<readonly Track[]> {
     const r = this.#recording(source);
-    const track = this.#track(r, host);
+    this.#checkHost(r, host);
     await (metrics === undefined ? r.loadAll() : r.loadMetrics(metrics));
-    return [track];
+    return r.tracksOf(host);
   }
 
   async close(): Promise<void> {

@@ -49,6 +49,48 @@ test('frames at 100 ms recorded at 1 s: DuckDB reads one row per second with the
   t.like(await duck.fileMeta(path), { hosts: '["a"]', sampling_interval_ms: '1000', descriptions: '{"cpu_usage":"CPU time","memory_free":"Free memory","syscall_latency":"Syscall latency"}' });
 });
 
+test('every sampler gets a frame end column: the end of the frame each row took, repeated while a slower sampler has no newer one', async (t) => {
+  const path = join(dir, 'ends.parquet');
+  const sink = new RecordingSink({ output: path, intervalMs: 100, version: 'v' });
+  for (const d of [cpu, mem, lat]) sink.describe(makeFrame({ host: 'x', descriptor: d, values: [] }).descriptorHash, d);
+  for (const f of mixedFrames('a', 0, 2000)) sink.add(f);
+  const s = await sink.finish();
+  t.like(s, { columns: 3, hosts: ['a'] }, 'series columns only');
+  const back = await duck.rows(`SELECT timestamp, "timestamp/cpu_usage" AS c, "timestamp/memory" AS m, "timestamp/latency" AS l FROM read_parquet('${path}') ORDER BY timestamp`);
+  t.is(back.length, 21);
+  const ms = (ns: unknown): number => Number(((ns as bigint) - T0) / 1_000_000n);
+  t.deepEqual(
+    back.map((r) => [ms(r.timestamp), ms(r.c), ms(r.m), ms(r.l)]),
+    back.map((_, i) => [i * 100, i * 100, Math.floor(i / 10) * 1000, Math.floor(i / 5) * 500]),
+  );
+  t.deepEqual(await duck.columnMeta(path, 'timestamp/memory'), { metric_type: 'timestamp', unit: 'nanoseconds', sampler: 'memory' });
+  t.like(await duck.columnMeta(path, 'memory_free'), { metric: 'memory_free', metric_type: 'gauge', sampler: 'memory' });
+  const [types] = await duck.rows(`SELECT typeof("timestamp/latency") AS t FROM read_parquet('${path}') LIMIT 1`);
+  t.is(types?.t, 'UBIGINT');
+});
+
+test('a series named like the recording\'s own columns is left out, the rest of its frame recorded', async (t) => {
+  const path = join(dir, 'reserved-names.parquet');
+  const sink = new RecordingSink({ output: path, intervalMs: 1000, version: 'v' });
+  const odd = makeDescriptor(
+    'odd',
+    { host: m('gauge', 'count', [], 'a'), timestamp: m('counter', 'count', ['sampler'], 'b'), fine: m('gauge', 'count', [], 'c') },
+    [['host', []], ['timestamp', ['odd']], ['timestamp', ['x']], ['fine', []]],
+  );
+  sink.describe(makeFrame({ host: 'a', descriptor: odd, values: [] }).descriptorHash, odd);
+  for (let s = 1; s <= 3; s++) sink.add(makeFrame({ host: 'a', descriptor: odd, seq: s, endNs: T0 + BigInt(s) * SECOND, values: [1, 2, 3, s] }));
+  const s = await sink.finish();
+  t.like(s, { rows: 3, columns: 1 });
+  const back = await duck.rows(`SELECT host, fine, "timestamp/odd" - timestamp AS lag FROM read_parquet('${path}') ORDER BY timestamp`);
+  t.deepEqual(back, [
+    { host: 'a', fine: 1, lag: 0n },
+    { host: 'a', fine: 2, lag: 0n },
+    { host: 'a', fine: 3, lag: 0n },
+  ]);
+  const [cols] = await duck.rows(`SELECT count(*) AS n FROM (DESCRIBE SELECT * FROM read_parquet('${path}'))`);
+  t.is(cols?.n, 4n, 'timestamp, host, fine and timestamp/odd');
+});
+
 test('rows are written a group at a time while recording; a host that joins later with a new device gets its column', async (t) => {
   const path = join(dir, 'stream.parquet');
   const sink = sinkOf(path, 600);

@@ -6,7 +6,9 @@ import { ROOT } from '../../scripts/gen-docs.js';
 import type { ColumnSpec } from '../../src/parquet/columns.js';
 import { ParquetStream } from '../../src/parquet/parquet.js';
 import { fromValues, percentiles, subtract, type SparseHistogram } from '../../src/metrics/histogram.js';
+import { RecordingSink } from '../../src/parquet/sink.js';
 import { Duck } from '../helpers/duckdb.js';
+import { m, makeDescriptor, makeFrame, T0 } from '../helpers/frames.js';
 
 const SPEC: ColumnSpec = {
   name: 'scheduler_runqueue_latency', metric: 'scheduler_runqueue_latency', kind: 'histogram', unit: 'nanoseconds', labels: {}, groupingPower: 3, maxValuePower: 64,
@@ -48,6 +50,41 @@ test("the README's p99 query over a recording equals our percentile of the last 
     const want = percentiles(window as SparseHistogram, [0.99])?.[0];
     t.is(BigInt(row?.p99_ns as bigint), want ?? -1n);
     t.true((want ?? 0n) > 3_000_000n, 'the p99 of the window lands in the millisecond tail, not in the first row');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the README's rate query takes a slower sampler's rate between its own frames, not between rows", async (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const sql = /A counter's rate per second in DuckDB[\s\S]*?```sql\n([\s\S]*?)```/.exec(readme)?.[1];
+  if (sql === undefined) return t.fail('no rate query in the README');
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-readme-rate-'));
+  try {
+    const cgroups = makeDescriptor('cgroup_resources', { cgroup_cpu_usage: m('counter', 'nanoseconds', ['cgroup', 'state'], 'cgroup CPU') }, [['cgroup_cpu_usage', ['system.slice', 'system']]]);
+    const cpu = makeDescriptor('cpu_usage', { cpu_usage: m('counter', 'nanoseconds', ['state'], 'CPU') }, [['cpu_usage', ['user']]]);
+    const path = join(dir, 'rec.parquet');
+    const sink = new RecordingSink({ output: path, intervalMs: 100, version: 'v' });
+    for (const d of [cgroups, cpu]) sink.describe(makeFrame({ host: 'web01', descriptor: d, values: [] }).descriptorHash, d);
+    const frames = [];
+    for (let i = 0; i <= 100; i++) {
+      const endNs = T0 + BigInt(i) * 100_000_000n;
+      for (const host of ['web01', 'db1']) frames.push(makeFrame({ host, descriptor: cpu, seq: i + 1, endNs, values: [i * 1000] }));
+      if (i % 10 === 0) {
+        // a quarter of a core on web01, three on db1; the frame ends 30 ms after the second
+        const s = i / 10;
+        frames.push(makeFrame({ host: 'web01', descriptor: cgroups, seq: s + 1, endNs: endNs + 30_000_000n, values: [s * 250_000_000] }));
+        frames.push(makeFrame({ host: 'db1', descriptor: cgroups, seq: s + 1, endNs: endNs + 30_000_000n, values: [s * 3_000_000_000] }));
+      }
+    }
+    frames.sort((a, b) => (a.endNs < b.endNs ? -1 : a.endNs > b.endNs ? 1 : 0));
+    for (const f of frames) sink.add(f);
+    await sink.finish();
+    const duck = await Duck.open();
+    const rows = await duck.rows(sql.replaceAll("'rec.parquet'", `'${path}'`));
+    t.is(rows.length, 11, 'one row per frame of the sampler, not one per 100 ms row');
+    t.is(rows[0]?.cores, null);
+    for (const r of rows.slice(1)) t.true(Math.abs((r.cores as number) - 0.25) < 1e-9, `${String(r.cores)} cores`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -2,9 +2,10 @@
  * What a recording's footer says: the file's own metadata (source, version,
  * hosts, sampling interval, descriptions) and the series it has columns
  * for, from each column's key/value metadata (src/parquet/parquet.ts writes
- * both). A Parquet file without the `timestamp` and `host` columns, or with
- * a column that does not say which metric it holds, is not a recording.
- * Pure.
+ * both), and the column of each sampler's frame ends (`timestamp/<sampler>`,
+ * recordings made since 2026-11-30) with the sampler of each series. A
+ * Parquet file without the `timestamp` and `host` columns, or with a column
+ * that does not say which metric it holds, is not a recording. Pure.
  */
 import { parquetSchema, type FileMetaData, type KeyValue, type SchemaTree } from 'hyparquet';
 import { GROUPING_POWER, MAX_VALUE_POWER } from '../../metrics/histogram.js';
@@ -28,12 +29,16 @@ export interface SeriesLayout {
   readonly info: SeriesInfo;
   readonly groupingPower: number;
   readonly maxValuePower: number;
+  /** the sampler whose frames filled the column, where the file says and has that sampler's frame ends */
+  readonly sampler?: string;
 }
 
 export interface Layout {
   readonly meta: RecordingMeta;
   /** by column name (the series id), in file order */
   readonly series: ReadonlyMap<string, SeriesLayout>;
+  /** sampler -> the column of its frame ends (UInt64 unix ns per row) */
+  readonly frameEnds: ReadonlyMap<string, string>;
 }
 
 const KINDS = new Set<string>(['counter', 'gauge', 'histogram']);
@@ -85,9 +90,17 @@ export function readLayout(path: string, metadata: FileMetaData): Layout {
 
   const chunkMeta = new Map((metadata.row_groups[0]?.columns ?? []).map((c) => [c.meta_data?.path_in_schema[0], c.meta_data?.key_value_metadata]));
   const series = new Map<string, SeriesLayout>();
+  const frameEnds = new Map<string, string>();
+  const samplerOf = new Map<string, string>();
   for (const [name, node] of top) {
     if (name === 'timestamp' || name === 'host') continue;
     const m = kv(chunkMeta.get(name));
+    if (m.get('metric_type') === 'timestamp') {
+      const sampler = m.get('sampler');
+      if (sampler === undefined || sampler === '' || storedAs(node) !== 'counter') throw notRecording(path, `column \`${name}\` is a timestamp of no sampler, or not stored as UInt64`);
+      frameEnds.set(sampler, name);
+      continue;
+    }
     const metric = m.get('metric');
     if (metric === undefined || metric === '') throw notRecording(path, `column \`${name}\` has no \`metric\` metadata`);
     const kind = m.get('metric_type') ?? '';
@@ -98,7 +111,11 @@ export function readLayout(path: string, metadata: FileMetaData): Layout {
       groupingPower: integer(m.get('grouping_power'), GROUPING_POWER),
       maxValuePower: integer(m.get('max_value_power'), MAX_VALUE_POWER),
     });
+    const sampler = m.get('sampler');
+    if (sampler !== undefined) samplerOf.set(name, sampler);
   }
+  // a series keeps its sampler only where the file has that sampler's frame ends
+  for (const [name, sampler] of samplerOf) if (frameEnds.has(sampler)) series.set(name, { ...(series.get(name) as SeriesLayout), sampler });
 
   const file = kv(metadata.key_value_metadata);
   const hosts = json(file.get('hosts'));
@@ -112,5 +129,6 @@ export function readLayout(path: string, metadata: FileMetaData): Layout {
       descriptions: stringRecord(json(file.get('descriptions'))),
     },
     series,
+    frameEnds,
   };
 }

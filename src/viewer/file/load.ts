@@ -1,7 +1,13 @@
 /**
- * A recording (`rezolus record`'s Parquet file) as the viewer's tracks: one
- * Track per host, every row a sample of run 0 (a recording's rows are
- * already resampled; a counter that goes down is the query layer's to skip).
+ * A recording (`rezolus record`'s Parquet file) as the viewer's tracks: per
+ * host, one Track per sampler that has frame end times in the file, and one
+ * of the rows themselves for series of no such sampler (files made before
+ * frame end columns). A sampler's track holds only the rows where its frame
+ * changed, at that frame's end time: a sampler slower than the rows (1 s
+ * cgroup_resources in a 100 ms recording) repeats its frame over several
+ * rows, and a rate per row would read 0, …, 0 then ten times the rate. Every
+ * sample is of run 0 (a recording's rows are already resampled; a counter
+ * that goes down is the query layer's to skip).
  *
  * Opening reads the footer (file metadata, the series index) and the
  * `timestamp` and `host` columns, so every track has its times and the
@@ -38,9 +44,10 @@ export class Recording {
   /** rows of the file (samples of all hosts) */
   readonly rows: number;
   /**
-   * One track per host (sorted by name), with every sample's time and run
-   * from the start; a series' column is in it once loadColumns() has read
-   * it, and only where that host had a value for it.
+   * The rows' track of each host (sorted by name), with every row's time
+   * from the start; a series of no sampler's frame ends is in it once
+   * loadColumns() has read it, and only where that host had a value for it.
+   * A host's every track: tracksOf().
    */
   readonly tracks: ReadonlyMap<string, Track>;
   /** Every series of the file, by id (its column name), in file order. */
@@ -53,6 +60,10 @@ export class Recording {
   readonly #trackList: Track[];
   readonly #loaded = new Set<string>();
   readonly #pending = new Map<string, Promise<void>>();
+  /** per sampler with frame ends, once one of its columns was asked for: where its frames changed */
+  readonly #samplers = new Map<string, Promise<SamplerRows>>();
+  /** the same once read, in the order they were */
+  readonly #samplerPlaced = new Map<string, SamplerRows>();
   #closed = false;
 
   /** @internal use loadRecording() */
@@ -93,6 +104,22 @@ export class Recording {
   /** The series of one metric, in file order. */
   seriesOf(metric: string): SeriesInfo[] {
     return [...this.series.values()].filter((s) => s.metric === metric);
+  }
+
+  /**
+   * Every track of `host` that holds columns or may: the rows' track, then
+   * one per sampler any of whose columns was loaded; [] for a host the file
+   * does not have.
+   */
+  tracksOf(host: string): Track[] {
+    const h = this.#rows.hosts.indexOf(host);
+    if (h < 0) return [];
+    const out = [this.#trackList[h] as Track];
+    for (const rows of this.#samplerPlaced.values()) {
+      const track = rows.tracks[h];
+      if (track !== undefined) out.push(track);
+    }
+    return out;
   }
 
   /** True once the column of `id` is in the tracks. */
@@ -138,14 +165,14 @@ export class Recording {
   }
 
   /**
-   * The track of `host` once the columns of `ids` are in it (every column
-   * when `ids` is not given); undefined for a host the file does not have.
+   * The tracks of `host` (tracksOf) once the columns of `ids` are in them
+   * (every column when `ids` is not given); undefined for a host the file
+   * does not have.
    */
-  async track(host: string, ids?: Iterable<string>): Promise<Track | undefined> {
-    const track = this.tracks.get(host);
-    if (track === undefined) return undefined;
+  async hostTracks(host: string, ids?: Iterable<string>): Promise<Track[] | undefined> {
+    if (!this.tracks.has(host)) return undefined;
     await (ids === undefined ? this.loadAll() : this.loadColumns(ids));
-    return track;
+    return this.tracksOf(host);
   }
 
   /** Releases the file; the tracks stay as they are. */
@@ -159,12 +186,16 @@ export class Recording {
   /** Reads columns, then puts each into the tracks of the hosts that had a value for it. */
   async #read(ids: readonly string[]): Promise<void> {
     const { hostOf, posOf } = this.#rows;
-    const lengths = this.#trackList.map((t) => t.t.length);
     const layouts = ids.map((id) => this.#layout.series.get(id) as SeriesLayout);
+    const samplers = new Map<string, SamplerRows>();
+    for (const l of layouts) if (l.sampler !== undefined && !samplers.has(l.sampler)) samplers.set(l.sampler, await this.#samplerRowsOf(l.sampler));
+    const rowLengths = this.#trackList.map((t) => t.t.length);
     const filled = new Map<string, Filling>();
     for (const l of layouts) {
       const absent = l.info.kind === 'histogram' ? undefined : Number.NaN;
-      filled.set(l.info.id, { values: lengths.map((n) => new Array(n).fill(absent)), seen: lengths.map(() => false) });
+      const rows = l.sampler === undefined ? undefined : samplers.get(l.sampler);
+      const lengths = rows === undefined ? rowLengths : rows.tracks.map((t) => t?.t.length ?? 0);
+      filled.set(l.info.id, { rows, values: lengths.map((n) => new Array(n).fill(absent)), seen: lengths.map(() => false) });
     }
     await readColumns(this.#source, this.#metadata, layouts, (id, rowStart, cells) => {
       const into = filled.get(id);
@@ -173,25 +204,93 @@ export class Recording {
       for (let i = 0; i < n; i++) {
         const v = cells[i];
         if (v === undefined || (typeof v === 'number' && Number.isNaN(v))) continue;
-        const h = hostOf[rowStart + i] as number;
-        (into.values[h] as unknown[])[posOf[rowStart + i] as number] = v;
+        const r = rowStart + i;
+        const h = hostOf[r] as number;
+        // a sampler's series only where its frame changed
+        const at = into.rows === undefined ? (posOf[r] as number) : (into.rows.slot[r] as number);
+        if (at < 0) continue;
+        (into.values[h] as unknown[])[at] = v;
         into.seen[h] = true;
       }
     });
     for (const { info } of layouts) {
       const f = filled.get(info.id) as Filling;
-      this.#trackList.forEach((track, h) => {
-        if (!f.seen[h]) return;
-        const values = f.values[h] as never[];
-        track.columns.set(info.id, info.kind === 'histogram' ? { info, h: values } : { info, v: values });
+      f.values.forEach((values, h) => {
+        const track = f.rows === undefined ? this.#trackList[h] : f.rows.tracks[h];
+        if (!f.seen[h] || track === undefined) return;
+        track.columns.set(info.id, info.kind === 'histogram' ? { info, h: values as never[] } : { info, v: values as never[] });
       });
       this.#loaded.add(info.id);
     }
   }
+
+  /** Where `sampler`'s frames changed, read from its frame end column once. */
+  #samplerRowsOf(sampler: string): Promise<SamplerRows> {
+    let job = this.#samplers.get(sampler);
+    if (job === undefined) {
+      job = this.#placeSampler(sampler);
+      this.#samplers.set(sampler, job);
+      job.catch(() => this.#samplers.delete(sampler));
+    }
+    return job;
+  }
+
+  async #placeSampler(sampler: string): Promise<SamplerRows> {
+    const column = this.#layout.frameEnds.get(sampler) as string;
+    const ends = new Float64Array(this.rows).fill(Number.NaN);
+    const layout: SeriesLayout = { info: { id: column, metric: 'timestamp', kind: 'counter', unit: 'nanoseconds', labels: {} }, groupingPower: 0, maxValuePower: 0 };
+    await readColumns(this.#source, this.#metadata, [layout], (_id, rowStart, cells) => {
+      const n = Math.min(cells.length, this.rows - rowStart);
+      for (let i = 0; i < n; i++) ends[rowStart + i] = cells[i] as number;
+    });
+    const placed = placeFrames(this.#rows, ends);
+    this.#samplerPlaced.set(sampler, placed);
+    return placed;
+  }
+}
+
+/** A sampler's rows: per file row, its sample's index in its host's track of the sampler (-1: the frame did not change); per host, that track. */
+interface SamplerRows {
+  readonly slot: Int32Array;
+  readonly tracks: (Track | undefined)[];
+}
+
+/**
+ * Places a sampler's frame ends (`ends`, unix ns per file row, NaN where the
+ * row has none): per host, in time order, a row whose frame ended after the
+ * last one placed starts a sample at that end time; a row that repeats it
+ * (or goes back) gets -1. A host without any gets no track.
+ */
+export function placeFrames(rows: RowMap, ends: Float64Array): SamplerRows {
+  const { hosts, hostOf, posOf } = rows;
+  const byPos = rows.times.map((t) => new Float64Array(t.length).fill(Number.NaN));
+  for (let r = 0; r < hostOf.length; r++) (byPos[hostOf[r] as number] as Float64Array)[posOf[r] as number] = ends[r] as number;
+  const slotByPos = byPos.map((e) => new Int32Array(e.length).fill(-1));
+  const empty = new Map<string, never>();
+  const tracks = hosts.map((_, h): Track | undefined => {
+    const e = byPos[h] as Float64Array;
+    const slots = slotByPos[h] as Int32Array;
+    let track: Track | undefined;
+    let last = Number.NEGATIVE_INFINITY;
+    for (let p = 0; p < e.length; p++) {
+      const ns = e[p] as number;
+      if (!(ns > last)) continue;
+      last = ns;
+      track ??= new Track();
+      slots[p] = track.t.length;
+      track.append(ns / 1e6, 0, empty);
+    }
+    return track;
+  });
+  const slot = new Int32Array(hostOf.length);
+  for (let r = 0; r < hostOf.length; r++) slot[r] = (slotByPos[hostOf[r] as number] as Int32Array)[posOf[r] as number] as number;
+  return { slot, tracks };
 }
 
 /** A column being read: per host, its values in track order, and whether it had any. */
 interface Filling {
+  /** the sampler's placement, or undefined for the rows' track */
+  readonly rows: SamplerRows | undefined;
   readonly values: (number | SparseHistogram | undefined)[][];
   readonly seen: boolean[];
 }
