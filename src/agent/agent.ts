@@ -19,11 +19,18 @@ export interface FrameSink {
   /** the largest message the bus takes (the server's max_payload), when known */
   maxPayload?(): number | undefined;
   /**
-   * Called when every refresh started on a tick has ended (and after the
-   * last frames at stop): a sink that bundles (bundling-sink.ts) sends the
-   * tick's frames as one message.
+   * Called when every refresh started on a tick has ended, with the tick's
+   * boundary; without one after the last frames at stop (and tickOnce): a
+   * sink that bundles (bundling-sink.ts) sends the frames it kept as one
+   * message, now or (at fast ticks) at a later tick.
    */
-  endTick?(): void;
+  endTick?(tick?: Tick): void;
+}
+
+/** A tick of the agent: its wall clock boundary (a whole multiple of its interval), unix ms. */
+export interface Tick {
+  readonly boundaryMs: number;
+  readonly intervalMs: number;
 }
 
 type States = typeof SAMPLER_STATE;
@@ -276,7 +283,8 @@ export class Agent implements AgentIntrospection {
         started.push(r.busy);
       }
       // refresh() settles every error itself: the tick is over when each has ended
-      if (started.length > 0 && this.o.sink.endTick !== undefined) void Promise.allSettled(started).then(() => this.o.sink.endTick?.());
+      const tick: Tick = { boundaryMs: slot * intervalMs, intervalMs };
+      if (started.length > 0 && this.o.sink.endTick !== undefined) void Promise.allSettled(started).then(() => this.o.sink.endTick?.(tick));
     }
     this.schedule(intervalMs);
   }

@@ -110,7 +110,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
     onRetry: (error) => keeper.publishFailed(error),
   });
   const instance = randomInt(1, 2 ** 32 - 1);
-  const snapshots = new SnapshotSink(config.bundle ? new BundlingSink(publisher, config.host, instance) : publisher);
+  const snapshots = new SnapshotSink(config.bundle ? new BundlingSink(publisher, config.host, instance, config.bundleIntervalMs) : publisher);
   let http: Server | undefined;
   if (config.http !== undefined) {
     http = await serveSnapshot(snapshots, hostToken(config.host), config.http, log.child({ component: 'http' })).catch((error: unknown) => {

@@ -21,7 +21,7 @@ import { pack } from 'msgpackr';
 import type { Logger } from 'pino';
 import { decodeFrame } from '../frame/codec.js';
 import { instanceHex } from '../frame/types.js';
-import type { FrameSink } from './agent.js';
+import type { FrameSink, Tick } from './agent.js';
 import { nowNs } from './clock.js';
 import { bearerMatches } from '../security/bearer.js';
 
@@ -76,8 +76,8 @@ export class SnapshotSink implements FrameSink {
     this.#next.putDescriptor(key, value, urgent);
   }
 
-  endTick(): void {
-    this.#next.endTick?.();
+  endTick(tick?: Tick): void {
+    this.#next.endTick?.(tick);
   }
 
   /** The newest frame of every sampler, after the frames published since `sinceNs` (older first), and the descriptors they use. */

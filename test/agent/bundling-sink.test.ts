@@ -176,3 +176,66 @@ test('a tick of more frames than a bundle may hold goes as several bundles, none
     [6, 6],
   ]);
 });
+
+test('bundle_interval: ticks faster than it are kept and go at each whole multiple of it; slower ticks and stop go at once', (t) => {
+  const target = new Collector();
+  const sink = new BundlingSink(target, 'h', 1, 500);
+  const frame = (name: string, seq: number): void => sink.publishFrame(`rezolus.metrics.h.${name}`, new Uint8Array(30).fill(seq), `h.${name}.00000001.`, seq);
+  const sent = (): number[] => target.bundles().map((b) => b.frames);
+  // 100 ms ticks from 10.1 s: 10.1 … 10.4 are kept, 10.5 sends the five
+  for (let i = 1; i <= 5; i++) {
+    frame('fast', i);
+    sink.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
+    t.deepEqual(sent(), i < 5 ? [] : [5], `after the tick at ${10_000 + i * 100} ms`);
+  }
+  // 10.6 … 11.0, and a 1 s sampler's tick at 11.0 ending after the fast one: it goes at once too
+  for (let i = 6; i <= 10; i++) {
+    frame('fast', i);
+    sink.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
+  }
+  frame('slow', 1);
+  sink.endTick({ boundaryMs: 11_000, intervalMs: 1000 });
+  t.deepEqual(sent(), [5, 5, 1]);
+  // ticks of 300 ms: each goes with the first tick at or past a multiple of 500 ms (11.7, 12.0, 12.6, 13.2, 13.5)
+  for (const b of [11_700, 12_000, 12_300, 12_600, 12_900, 13_200, 13_500]) {
+    frame('mid', b);
+    sink.endTick({ boundaryMs: b, intervalMs: 300 });
+  }
+  t.deepEqual(sent().slice(3), [1, 1, 2, 2, 1]);
+  // what is kept goes at stop (no tick)
+  frame('fast', 11);
+  sink.endTick({ boundaryMs: 13_600, intervalMs: 100 });
+  t.is(sent().length, 8);
+  sink.endTick();
+  t.deepEqual(sent().slice(8), [1]);
+
+  // 0 (and any interval at or above the tick's): every tick at once
+  const every = new Collector();
+  const plain = new BundlingSink(every, 'h', 1, 0);
+  for (let i = 1; i <= 3; i++) {
+    plain.publishFrame('rezolus.metrics.h.fast', new Uint8Array(30), 'h.fast.00000001.', i);
+    plain.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
+  }
+  t.deepEqual(every.bundles().map((b) => b.frames), [1, 1, 1]);
+});
+
+test('an agent at 100 ms with bundle_interval 500 ms sends its ticks five at a time, in order, none lost', async (t) => {
+  const target = new Collector();
+  const agent = agentOf(new BundlingSink(target, 'h', 1, 500), [fake('fake_a'), fake('fake_b')], 100);
+  await agent.start();
+  const until = async (ok: () => boolean): Promise<void> => {
+    for (let i = 0; i < 1000 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  await until(() => target.bundles().length >= 4);
+  await agent.stop();
+  const bundles = target.bundles();
+  const frames = bundles.flatMap((b) => bundleFrames(b.data).map(decodeFrame));
+  // the first bundle holds the ticks up to the first whole 500 ms, the last what stop() made; the others ten frames
+  // (a busy machine may skip a tick of one sampler: an overrun, counted, not a frame lost)
+  const overruns = agent.status().reduce((n, s) => n + s.overruns, 0);
+  for (const b of bundles.slice(1, -1)) t.true(b.frames <= 10 && b.frames >= 10 - 2 * overruns, `a bundle of ${b.frames} frames`);
+  for (const name of ['fake_a', 'fake_b']) {
+    const seqs = frames.filter((f) => f.sampler === name).map((f) => f.seq);
+    t.deepEqual(seqs, seqs.map((_, i) => i + 1), `${name}: every seq once, in order`);
+  }
+});
