@@ -26,15 +26,18 @@ const slow = makeDescriptor(
 /**
  * 20 s of frames of host `a`: `fast` every 100 ms (500 ops a second),
  * `slow` every second, 30 ms late (2000 ops a second, its level the
- * second's number, 100 events a second of ~1 µs latency).
+ * second's number, 100 events a second of ~1 µs latency). Each frame ends
+ * 0.1–1 ms later than that, as a real agent's refreshes do.
  */
 function frames(): Frame[] {
   const out: Frame[] = [];
+  // later by 0.1 ms a frame, back every tenth: the median gap is 100.1 ms (1000.1 ms for `slow`)
+  const jitter = (i: number): bigint => (BigInt((i % 10) + 1) * MS) / 10n;
   for (let i = 0; i <= 200; i++) {
-    out.push(makeFrame({ host: 'a', descriptor: fast, seq: i + 1, endNs: T0 + BigInt(i) * 100n * MS, values: [i * 50] }));
+    out.push(makeFrame({ host: 'a', descriptor: fast, seq: i + 1, endNs: T0 + BigInt(i) * 100n * MS + jitter(i), values: [i * 50] }));
     if (i % 10 === 0) {
       const s = i / 10;
-      out.push(makeFrame({ host: 'a', descriptor: slow, seq: s + 1, endNs: T0 + BigInt(i) * 100n * MS + 30n * MS, values: [s * 2000, s, h([80, 100 * s])] }));
+      out.push(makeFrame({ host: 'a', descriptor: slow, seq: s + 1, endNs: T0 + BigInt(i) * 100n * MS + 30n * MS + jitter(s), values: [s * 2000, s, h([80, 100 * s])] }));
     }
   }
   return out.sort((x, y) => (x.endNs < y.endNs ? -1 : x.endNs > y.endNs ? 1 : 0));
@@ -58,7 +61,7 @@ async function recorded(name: string): Promise<string> {
 test("a slower sampler's track holds its frames, at their end times, not every row", async (t) => {
   const rec = await loadRecording(await recorded('tracks.parquet'), 'A');
   t.teardown(() => rec.close());
-  t.is(rec.tracks.get('a')?.t.length, 202, 'a row every 100 ms, and one for the last frame of `slow`');
+  t.is(rec.tracks.get('a')?.t.length, 201, 'a row every 100 ms after the first frames');
   await rec.loadMetrics(['fast_ops', 'slow_ops', 'slow_level']);
   const tracks = rec.tracksOf('a');
   const slowTrack = tracks.find((tr) => tr.columns.has('slow_ops'));
@@ -66,10 +69,8 @@ test("a slower sampler's track holds its frames, at their end times, not every r
   t.is(tracks.filter((tr) => tr.columns.size > 0).length, 2, 'one track per sampler; the rows track holds none');
   t.is(slowTrack?.columns.has('slow_level'), true);
   const t0 = Number(T0 / MS);
-  t.deepEqual(
-    slowTrack?.t.map((x) => Math.round(x - t0)),
-    Array.from({ length: 21 }, (_, s) => s * 1000 + 30),
-  );
+  t.is(slowTrack?.t.length, 21);
+  t.true(slowTrack?.t.every((x, s) => Math.abs(x - t0 - (s * 1000 + 30)) <= 1), `at the frames' ends: ${slowTrack?.t.map((x) => x - t0).join(' ')}`);
   t.is(fastTrack?.t.length, 201);
   t.deepEqual(slowTrack?.columns.get('slow_level'), { info: slowTrack?.columns.get('slow_level')?.info, v: Array.from({ length: 21 }, (_, s) => s) } as never);
 });
@@ -86,14 +87,15 @@ test('rates of a slower sampler in a 100 ms recording are its rate in every step
   const avg = slowRate.series[0]?.avg ?? [];
   const values = avg.filter((v): v is number => v !== null);
   t.true(values.length >= 18, `${values.length} steps with a rate`);
-  for (const v of values) t.true(Math.abs(v - 2000) < 1e-6, `a step of ${v}/s`);
-  for (const v of slowRate.series[0]?.max ?? []) if (v !== null) t.true(Math.abs(v - 2000) < 1e-6, `a max of ${v}/s`);
+  // within the frames' jitter (under 1 ms a second)
+  for (const v of values) t.true(Math.abs(v - 2000) < 2, `a step of ${v}/s`);
+  for (const v of slowRate.series[0]?.max ?? []) if (v !== null) t.true(Math.abs(v - 2000) < 2, `a max of ${v}/s`);
 
   const fastRate = runQuery(tracks, { ...q, metric: 'fast_ops' });
   t.is(fastRate.step, 100, 'steps as fine as the rows');
   const fastValues = (fastRate.series[0]?.avg ?? []).filter((v): v is number => v !== null);
   t.true(fastValues.length >= 190);
-  for (const v of fastValues) t.true(Math.abs(v - 500) < 1e-6, `a fast step of ${v}/s`);
+  for (const v of fastValues) t.true(Math.abs(v - 500) < 5, `a fast step of ${v}/s`);
 
   // percentiles between the slow sampler's own frames: 100 events a second, every step
   const p = runQuery(tracks, { ...q, metric: 'slow_latency', fn: 'percentiles' });

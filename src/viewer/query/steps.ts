@@ -92,15 +92,23 @@ export function clampBudget(budget: number): number {
 }
 
 /**
+ * How far a native spacing may lie above a nice step and still get it:
+ * samples are stamped with their frames' ends, a millisecond or two past
+ * the agent's tick, so the median gap of 100 ms ticks can read 100.3 ms,
+ * which is a 100 ms step, not 200.
+ */
+export const NATIVE_SLACK = 0.02;
+
+/**
  * The step (ms) of a query over [startMs, endMs]: the smallest nice step
- * that is at least `nativeMs` and at least ceil((end − start) / budget),
- * with the budget clamped to [10, 5000]. A non-finite or non-positive
- * `nativeMs` (spacing unknown) imposes nothing.
+ * that is at least `nativeMs` (less NATIVE_SLACK) and at least
+ * ceil((end − start) / budget), with the budget clamped to [10, 5000]. A
+ * non-finite or non-positive `nativeMs` (spacing unknown) imposes nothing.
  */
 export function chooseStep(startMs: number, endMs: number, budget: number, nativeMs: number): number {
   const span = Math.max(0, endMs - startMs);
   const byBudget = Math.ceil(span / clampBudget(budget));
-  const byNative = Number.isFinite(nativeMs) && nativeMs > 0 ? nativeMs : 0;
+  const byNative = Number.isFinite(nativeMs) && nativeMs > 0 ? nativeMs / (1 + NATIVE_SLACK) : 0;
   return niceStep(Math.max(1, byBudget, byNative));
 }
 
