@@ -102,3 +102,28 @@ test('rates of a slower sampler in a 100 ms recording are its rate in every step
   const p50 = p.series.find((s) => s.name === 'p50')?.avg.filter((v): v is number => v !== null) ?? [];
   t.true(p50.length >= 18, `${p50.length} steps with a p50`);
 });
+
+test('a series two samplers filled (hosts of two agent versions): each host keeps its values, none is lost', async (t) => {
+  const legacy = makeDescriptor('cpu_legacy', { fast_ops: m('counter', 'count', [], 'fast ops') }, [['fast_ops', []]]);
+  const path = join(dir, 'mixed.parquet');
+  const sink = new RecordingSink({ output: path, intervalMs: 100, version: 'v' });
+  for (const d of [fast, legacy]) sink.describe(makeFrame({ host: 'old', descriptor: d, values: [] }).descriptorHash, d);
+  for (let i = 0; i <= 50; i++) {
+    const endNs = T0 + BigInt(i) * 100n * MS + MS;
+    // `old` declares the column first: it is stamped as cpu_legacy's
+    sink.add(makeFrame({ host: 'old', descriptor: legacy, seq: i + 1, endNs, values: [i * 10] }));
+    sink.add(makeFrame({ host: 'new', descriptor: fast, seq: i + 1, endNs, values: [i * 20] }));
+  }
+  await sink.finish();
+  const rec = await loadRecording(path, 'A');
+  t.teardown(() => rec.close());
+  await rec.loadMetrics(['fast_ops']);
+  for (const [host, per] of [['old', 10], ['new', 20]] as const) {
+    const column = rec.tracksOf(host).flatMap((tr) => [...tr.columns.values()]);
+    t.is(column.length, 1, `${host}: the column in one of its tracks`);
+    const v = (column[0] as { v: number[] }).v.filter((x) => !Number.isNaN(x));
+    t.deepEqual(v, Array.from({ length: 51 }, (_, i) => i * per), `${host}: every value`);
+    const rate = runQuery(rec.tracksOf(host), { metric: 'fast_ops', match: {}, start: rec.start, end: rec.end, budget: 1000 });
+    t.true((rate.series[0]?.avg ?? []).some((x) => x !== null && Math.abs(x - per * 10) < 1), `${host}: its rate`);
+  }
+});

@@ -183,19 +183,23 @@ export class Recording {
     await this.#source.close();
   }
 
-  /** Reads columns, then puts each into the tracks of the hosts that had a value for it. */
+  /**
+   * Reads columns, then puts each into the tracks of the hosts that had a
+   * value for it: a sampler's series into the host's track of that sampler,
+   * at the rows where its frame changed; the rest, and a host with a value
+   * in a row that has no frame end of the column's sampler (a series another
+   * sampler of that host filled), into the host's rows track.
+   */
   async #read(ids: readonly string[]): Promise<void> {
     const { hostOf, posOf } = this.#rows;
     const layouts = ids.map((id) => this.#layout.series.get(id) as SeriesLayout);
     const samplers = new Map<string, SamplerRows>();
     for (const l of layouts) if (l.sampler !== undefined && !samplers.has(l.sampler)) samplers.set(l.sampler, await this.#samplerRowsOf(l.sampler));
-    const rowLengths = this.#trackList.map((t) => t.t.length);
+    const lengths = this.#trackList.map((t) => t.t.length);
     const filled = new Map<string, Filling>();
     for (const l of layouts) {
       const absent = l.info.kind === 'histogram' ? undefined : Number.NaN;
-      const rows = l.sampler === undefined ? undefined : samplers.get(l.sampler);
-      const lengths = rows === undefined ? rowLengths : rows.tracks.map((t) => t?.t.length ?? 0);
-      filled.set(l.info.id, { rows, values: lengths.map((n) => new Array(n).fill(absent)), seen: lengths.map(() => false) });
+      filled.set(l.info.id, { absent, values: lengths.map((n) => new Array(n).fill(absent)), seen: lengths.map(() => false) });
     }
     await readColumns(this.#source, this.#metadata, layouts, (id, rowStart, cells) => {
       const into = filled.get(id);
@@ -203,24 +207,30 @@ export class Recording {
       const n = Math.min(cells.length, hostOf.length - rowStart);
       for (let i = 0; i < n; i++) {
         const v = cells[i];
-        if (v === undefined || (typeof v === 'number' && Number.isNaN(v))) continue;
-        const r = rowStart + i;
-        const h = hostOf[r] as number;
-        // a sampler's series only where its frame changed
-        const at = into.rows === undefined ? (posOf[r] as number) : (into.rows.slot[r] as number);
-        if (at < 0) continue;
-        (into.values[h] as unknown[])[at] = v;
+        if (!present(v)) continue;
+        const h = hostOf[rowStart + i] as number;
+        (into.values[h] as unknown[])[posOf[rowStart + i] as number] = v;
         into.seen[h] = true;
       }
     });
-    for (const { info } of layouts) {
-      const f = filled.get(info.id) as Filling;
+    for (const l of layouts) {
+      const f = filled.get(l.info.id) as Filling;
+      const rows = l.sampler === undefined ? undefined : samplers.get(l.sampler);
       f.values.forEach((values, h) => {
-        const track = f.rows === undefined ? this.#trackList[h] : f.rows.tracks[h];
-        if (!f.seen[h] || track === undefined) return;
-        track.columns.set(info.id, info.kind === 'histogram' ? { info, h: values as never[] } : { info, v: values as never[] });
+        if (!f.seen[h]) return;
+        let track = this.#trackList[h] as Track;
+        let column = values;
+        const slots = rows?.slotByPos[h];
+        const own = rows?.tracks[h];
+        if (slots !== undefined && own !== undefined && !values.some((v, p) => slots[p] === NO_FRAME && present(v))) {
+          // the sampler's frames only: the rows that repeat one are left out
+          track = own;
+          column = new Array(own.t.length).fill(f.absent);
+          for (let p = 0; p < slots.length; p++) if ((slots[p] as number) >= 0) column[slots[p] as number] = values[p];
+        }
+        track.columns.set(l.info.id, l.info.kind === 'histogram' ? { info: l.info, h: column as never[] } : { info: l.info, v: column as never[] });
       });
-      this.#loaded.add(info.id);
+      this.#loaded.add(l.info.id);
     }
   }
 
@@ -249,32 +259,49 @@ export class Recording {
   }
 }
 
-/** A sampler's rows: per file row, its sample's index in its host's track of the sampler (-1: the frame did not change); per host, that track. */
-interface SamplerRows {
-  readonly slot: Int32Array;
-  readonly tracks: (Track | undefined)[];
+function present(v: number | SparseHistogram | undefined): boolean {
+  return v !== undefined && !(typeof v === 'number' && Number.isNaN(v));
+}
+
+/** A row's slot when the row has no frame end of the sampler. */
+export const NO_FRAME = -2;
+/** A row's slot when it repeats the sampler's previous frame (or goes back). */
+export const REPEATED = -1;
+
+/**
+ * A sampler's rows: per host, per position in its rows track, the index of
+ * its sample in the host's track of the sampler (or NO_FRAME, REPEATED);
+ * per host, that track.
+ */
+export interface SamplerRows {
+  readonly slotByPos: readonly Int32Array[];
+  readonly tracks: readonly (Track | undefined)[];
 }
 
 /**
  * Places a sampler's frame ends (`ends`, unix ns per file row, NaN where the
  * row has none): per host, in time order, a row whose frame ended after the
  * last one placed starts a sample at that end time; a row that repeats it
- * (or goes back) gets -1. A host without any gets no track.
+ * (or goes back) is REPEATED. A host without any gets no track.
  */
 export function placeFrames(rows: RowMap, ends: Float64Array): SamplerRows {
-  const { hosts, hostOf, posOf } = rows;
+  const { hostOf, posOf } = rows;
   const byPos = rows.times.map((t) => new Float64Array(t.length).fill(Number.NaN));
   for (let r = 0; r < hostOf.length; r++) (byPos[hostOf[r] as number] as Float64Array)[posOf[r] as number] = ends[r] as number;
-  const slotByPos = byPos.map((e) => new Int32Array(e.length).fill(-1));
   const empty = new Map<string, never>();
-  const tracks = hosts.map((_, h): Track | undefined => {
-    const e = byPos[h] as Float64Array;
-    const slots = slotByPos[h] as Int32Array;
+  const slotByPos: Int32Array[] = [];
+  const tracks = byPos.map((e): Track | undefined => {
+    const slots = new Int32Array(e.length).fill(NO_FRAME);
+    slotByPos.push(slots);
     let track: Track | undefined;
     let last = Number.NEGATIVE_INFINITY;
     for (let p = 0; p < e.length; p++) {
       const ns = e[p] as number;
-      if (!(ns > last)) continue;
+      if (Number.isNaN(ns)) continue;
+      if (!(ns > last)) {
+        slots[p] = REPEATED;
+        continue;
+      }
       last = ns;
       track ??= new Track();
       slots[p] = track.t.length;
@@ -282,15 +309,14 @@ export function placeFrames(rows: RowMap, ends: Float64Array): SamplerRows {
     }
     return track;
   });
-  const slot = new Int32Array(hostOf.length);
-  for (let r = 0; r < hostOf.length; r++) slot[r] = (slotByPos[hostOf[r] as number] as Int32Array)[posOf[r] as number] as number;
-  return { slot, tracks };
+  return { slotByPos, tracks };
 }
 
 /** A column being read: per host, its values in track order, and whether it had any. */
 interface Filling {
-  /** the sampler's placement, or undefined for the rows' track */
-  readonly rows: SamplerRows | undefined;
+  /** NaN for counters and gauges, undefined for histograms */
+  readonly absent: number | undefined;
+  /** per host, in its rows track's order */
   readonly values: (number | SparseHistogram | undefined)[][];
   readonly seen: boolean[];
 }
