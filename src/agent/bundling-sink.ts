@@ -9,11 +9,12 @@
  * `everyMs` ([stream] bundle_interval): ticks faster than it are kept and
  * sent together, by the first tick of each interval at or past a whole
  * multiple of `everyMs` of the wall clock (the same ticks on every host).
- * At 100 ms and 500 ms, five ticks a message: the agent at 10 Hz took 0.79×
+ * At 100 ms and 500 ms, five ticks a message: the agent at 10 Hz took 0.78×
  * the CPU of one message a tick (test/bench/README.md, "bundles of several
  * ticks"); a frame waits at most everyMs − interval longer. A tick as slow
- * as `everyMs` or slower goes at once, and so does everything kept at
- * stop.
+ * as `everyMs` or slower goes at once, with what is kept (at 100 ms, the
+ * 1 s tick of cgroup_resources: a third message that second), and so does
+ * everything kept at stop.
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
 import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
