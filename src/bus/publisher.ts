@@ -93,6 +93,9 @@ export const ITEM_OVERHEAD_BYTES = 256;
  * the buffer is full the oldest unsent frames are dropped and counted;
  * descriptors are never dropped.
  */
+/** Acked items at the head of the queue that are cut away (with their bytes) once they are more than the rest. */
+const COMPACT_FROM = 16;
+
 export class Publisher {
   readonly stats: PublisherStats = {
     published: 0, duplicates: 0, descriptorsPut: 0, dropped: 0, retries: 0, refused: 0, buffered: 0, bufferedBytes: 0,
@@ -113,6 +116,11 @@ export class Publisher {
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly window: number;
+
+  /** Items the queue holds, acked ones not yet cut away included: what it keeps alive (tests). */
+  get held(): number {
+    return this.queue.length;
+  }
   private readonly acks: AckedPublisher;
   /** the random tag of every Nats-Msg-Id this run publishes (subjects.ts taggedMsgId): another host cannot predict them */
   private readonly tags = new MsgIdTags();
@@ -302,7 +310,9 @@ export class Publisher {
       else this.queuedDescriptors.delete(item.key);
     }
     while (this.head < this.queue.length && (this.queue[this.head] as Item).done) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.queue.length) {
+    // acked items keep their bytes until the queue is cut: cut it soon (a 45 kB bundle twice a second, held for 1024
+    // items, grew the agent's RSS by 40 MiB over 9 minutes); at most half of it is copied, so each item once on average
+    if (this.head >= COMPACT_FROM && this.head * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.head);
       this.next -= this.head;
       this.head = 0;

@@ -241,3 +241,21 @@ test.serial('a bundle above the stream\'s max_msg_size goes again a frame to a b
     await server.dispose();
   }
 });
+
+test.serial('acked frames are not kept: the queue holds a few dozen items after hundreds were published', async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  t.teardown(async () => {
+    await publisher.close();
+    await nc.close();
+    await server.stop();
+  });
+  for (let i = 1; i <= 400; i++) {
+    publisher.publishFrame('rezolus.metrics.h1.cpu_usage', frame(i), 'h1.cpu_usage.1.', i);
+    if (i % 20 === 0) t.true(await publisher.flush(10_000));
+  }
+  t.true(await publisher.flush(10_000));
+  t.is(publisher.stats.published, 400);
+  // 1024 acked items (and their bytes) stayed before: 400 here
+  t.true(publisher.held <= 40, `${publisher.held} items held`);
+});
