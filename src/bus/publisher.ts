@@ -116,11 +116,6 @@ export class Publisher {
   private closed = false;
   private idleWaiters: (() => void)[] = [];
   private readonly window: number;
-
-  /** Items the queue holds, acked ones not yet cut away included: what it keeps alive (tests). */
-  get held(): number {
-    return this.queue.length;
-  }
   private readonly acks: AckedPublisher;
   /** the random tag of every Nats-Msg-Id this run publishes (subjects.ts taggedMsgId): another host cannot predict them */
   private readonly tags = new MsgIdTags();
@@ -156,6 +151,11 @@ export class Publisher {
    */
   putDescriptor(hash: string, value: string, urgent = false): void {
     this.push({ kind: 'kv', key: hash, value, bytes: value.length + hash.length + ITEM_OVERHEAD_BYTES, sending: false, done: false }, urgent);
+  }
+
+  /** Items the queue holds, acked ones not yet cut away included: what it keeps alive (tests). */
+  get held(): number {
+    return this.queue.length;
   }
 
   /** Whether a put of this descriptor is queued and not yet acked (putting it again would only repeat it). */
