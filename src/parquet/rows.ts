@@ -17,7 +17,10 @@
  *   current run's last frame said so (a clean stop), else when it has gone quiet: its frame ends more than two of the current run's
  *   intervals (at least 1 s; an agent takes longer than that to restart) after the current run's last one, or it is
  *   the third frame in a row of that run with none of the current run in
- *   between (a restarted host whose clock went back). Until then its frames
+ *   between that ends more than 1 s before the current run's last one (a
+ *   restarted host whose clock went back; a second live agent's frames end
+ *   close to the current run's, even when several of its ticks come in one
+ *   message). Until then its frames
  *   are dropped as contested, so two live agents on one host never mix and
  *   the first keeps the host; the new run's counters start again from their
  *   new values;
@@ -169,12 +172,15 @@ export class RowBuilder<F extends TimedFrame> {
       if (f.last === true) s.ended = true;
       return true;
     }
-    if (s.candidate === f.instance) s.candidateFrames++;
-    else {
-      s.candidate = f.instance;
-      s.candidateFrames = 1;
-    }
     const quietNs = QUIET_INTERVALS * s.spacingNs > MIN_QUIET_NS ? QUIET_INTERVALS * s.spacingNs : MIN_QUIET_NS;
+    // only a frame that ends well before the current run's last counts towards a takeover (a restarted host whose clock
+    // went back): a second live agent's frames end close to the current run's, and several of its ticks can come in a
+    // row in one message ([stream] bundle_interval)
+    if (s.candidate !== f.instance) {
+      s.candidate = f.instance;
+      s.candidateFrames = 0;
+    }
+    if (f.endNs < s.endNs - MIN_QUIET_NS) s.candidateFrames++;
     if (!s.ended && f.endNs - s.endNs <= quietNs && s.candidateFrames < TAKEOVER_FRAMES) {
       this.stats.contested++;
       return false;

@@ -171,6 +171,27 @@ test('two live agents claiming one host: the first keeps it, the second\'s frame
   t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 3 });
 });
 
+test('two live agents that send five 100 ms ticks a message: the first keeps the host whatever the order of their messages', (t) => {
+  const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+  const frames: Frame[] = [];
+  let seqA = 0;
+  let seqB = 0;
+  for (let m = 0; m < 12; m++) {
+    const batch = (run: number): Frame[] =>
+      Array.from({ length: 5 }, (_, k) => {
+        const ms = m * 500 + k * 100 + (run === 1 ? 2 : 3);
+        return odd('cpu', run, run === 1 ? ++seqA : ++seqB, ms, run === 1 ? ms : -1);
+      });
+    const a = batch(1);
+    const other = batch(2);
+    // the second agent's message first every third time (the first one always first: it holds the host)
+    frames.push(...(m % 3 === 1 ? [...other, ...a] : [...a, ...other]));
+  }
+  const rows = feed(b, frames);
+  t.true(rows.every((r) => r.frames.every((f) => f.instance === 1)), 'no row holds a frame of the second agent');
+  t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 60 });
+});
+
 test('the clock steps back: no row twice, no row back in time; the newest values go into the next row', (t) => {
   const b = new RowBuilder<Frame>(SECOND, 100n * MS);
   const rows = feed(b, [
