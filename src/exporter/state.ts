@@ -63,6 +63,14 @@ interface Track {
   spacingNs: bigint | undefined;
   /** when the current run's last frame was taken (receive time, or its end without one) */
   heardNs: bigint;
+  /**
+   * how often the current run is heard: the receive time between its last
+   * two arrivals (frames that came together count once), or the frame time
+   * one arrival spans (a bundle of several ticks), whichever is more
+   */
+  arrivalGapNs: bigint;
+  /** the end of the first frame of the current run's last arrival */
+  arrivalFirstEndNs: bigint;
   /** runs this track replaced, most recent last: their late frames are not taken */
   readonly replaced: number[];
   /** the current run sent its last frame (a clean stop): another run takes over at once */
@@ -78,7 +86,11 @@ function restart(track: Track): void {
   track.head = 0;
   track.rates = undefined;
   track.spacingNs = undefined;
+  track.arrivalGapNs = 0n;
 }
+
+/** Frames received closer than this came together (a bundle of several ticks). */
+const SAME_ARRIVAL_NS = 20_000_000n;
 
 function compareTracks(a: Track, b: Track): number {
   if (a.host !== b.host) return a.host < b.host ? -1 : 1;
@@ -136,7 +148,7 @@ export class ExporterState {
     let track = this.#tracks.get(key);
     if (track === undefined) {
       track = {
-        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, replaced: [], ended: false,
+        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, arrivalGapNs: 0n, arrivalFirstEndNs: 0n, replaced: [], ended: false,
       };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
@@ -149,7 +161,10 @@ export class ExporterState {
       // clock went back still takes over), else in frame time. A replaced run never comes back.
       const latest = track.frames[track.frames.length - 1];
       const quietNs = (receivedNs ?? frame.endNs) - (receivedNs === undefined ? (latest?.endNs ?? 0n) : track.heardNs);
-      if ((latest !== undefined && !track.ended && quietNs < this.#takeoverNs(track)) || track.replaced.includes(frame.instance)) {
+      // an agent that sends several ticks a message ([stream] bundle_interval) is heard only that often: quiet is
+      // more than twice the gap between its arrivals too
+      const takeoverNs = this.#takeoverNs(track) > 2n * track.arrivalGapNs ? this.#takeoverNs(track) : 2n * track.arrivalGapNs;
+      if ((latest !== undefined && !track.ended && quietNs < takeoverNs) || track.replaced.includes(frame.instance)) {
         this.stats.contested++;
         return;
       }
@@ -174,6 +189,15 @@ export class ExporterState {
     }
     const prev = track.frames[track.frames.length - 1];
     if (prev !== undefined) track.spacingNs = frame.endNs - prev.endNs;
+    if (receivedNs !== undefined) {
+      if (prev === undefined || receivedNs - track.heardNs > SAME_ARRIVAL_NS) {
+        if (prev !== undefined) track.arrivalGapNs = receivedNs - track.heardNs;
+        track.arrivalFirstEndNs = frame.endNs;
+      } else {
+        const span = frame.endNs - track.arrivalFirstEndNs + (track.spacingNs ?? 0n);
+        if (span > track.arrivalGapNs) track.arrivalGapNs = span;
+      }
+    }
     track.heardNs = receivedNs ?? frame.endNs;
     track.ended = frame.last === true;
     track.frames.push(frame);

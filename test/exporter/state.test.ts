@@ -197,3 +197,35 @@ test('ingest is O(1) amortized', (t) => {
   t.is(s.stats.ingested, 200_000);
   t.true(ms < 2000);
 });
+
+test('two live agents that send five 100 ms ticks a message: the first keeps the host, however their messages interleave; a quiet one is replaced', (t) => {
+  const s = new ExporterState();
+  let seqA = 0;
+  let seqB = 0;
+  // messages every 500 ms from each, taken 1–3 ms apart, in either order
+  for (let m = 0; m < 20; m++) {
+    const at = T0 + BigInt(m) * 500n * MS;
+    const a = (): void => {
+      for (let k = 1; k <= 5; k++) s.ingest(frame('a', ++seqA, at - BigInt(5 - k) * 100n * MS, 111), at + 1n * MS + BigInt(k) * 1000n);
+    };
+    const b = (): void => {
+      for (let k = 1; k <= 5; k++) s.ingest(frame('a', ++seqB, at - BigInt(5 - k) * 100n * MS, 222), at + 2n * MS + BigInt(k) * 1000n);
+    };
+    if (m % 3 === 1) {
+      b();
+      a();
+    } else {
+      a();
+      b();
+    }
+  }
+  t.is(s.view(SECOND)[0]?.latest.instance, 111);
+  t.is(s.stats.restarts, 0);
+  t.is(s.stats.contested, 100, 'every frame of the second agent');
+  // the first stops: the second takes over once the first has been quiet for more than two of its arrival gaps
+  const last = T0 + 19n * 500n * MS;
+  s.ingest(frame('a', ++seqB, last + 600n * MS, 222), last + 600n * MS);
+  t.is(s.view(SECOND)[0]?.latest.instance, 111, '0.6 s of quiet: not yet (a 100 ms agent heard once a message, not every 100 ms)');
+  s.ingest(frame('a', ++seqB, last + 1100n * MS, 222), last + 1100n * MS);
+  t.is(s.view(SECOND)[0]?.latest.instance, 222, '1.1 s: taken over');
+});
