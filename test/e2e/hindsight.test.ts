@@ -88,7 +88,8 @@ test.serial('GET /status reports the window the stream holds, per host', async (
   const s = r.json<{ window: { max_age_s: number; bytes: number; hosts: Record<string, { messages: number; oldest: string; newest: string }> }; dumps: number }>();
   t.is(s.window.max_age_s, 900);
   t.true(s.window.bytes > 0);
-  t.true((s.window.hosts.fixture?.messages ?? 0) > 10);
+  // a 100 ms agent sends five ticks a message (bundle_interval): two a second
+  t.true((s.window.hosts.fixture?.messages ?? 0) > 3, `${s.window.hosts.fixture?.messages} messages`);
   t.true(Date.now() - Date.parse(s.window.hosts.fixture?.newest ?? '') < 5000, 'the newest frame is recent');
   const oldest = Date.parse(s.window.hosts.fixture?.oldest ?? '');
   t.true(oldest < Date.parse(s.window.hosts.fixture?.newest ?? '') - 1000, `the oldest frame (${s.window.hosts.fixture?.oldest}) is older than the newest by more than 1 s`);

@@ -45,7 +45,8 @@ const user = (name: string, inboxPrefix = ''): NatsSecurity => security({ user: 
 function agentConfig(host: string): AgentConfig {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: server.url });
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === SAMPLER, intervalMs: 100 }]));
-  return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats: user(`agent-${host}`) };
+  // a message a tick (bundle_interval 0): stored() counts messages of one frame each
+  return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats: user(`agent-${host}`), bundleIntervalMs: 0 };
 }
 
 /** What the stream holds of A's one sampler: its messages (a bundle of its one frame each), and the seq of the newest frame. */

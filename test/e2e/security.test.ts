@@ -49,7 +49,8 @@ function agentConfig(host: string, nats: NatsSecurity): AgentConfig {
   const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host, natsUrl: server.url });
   const on = ['cpu_usage', 'memory_meminfo'];
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: on.includes(n), intervalMs: 100 }]));
-  return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats };
+  // a message a tick (bundle_interval 0): the counts below are of stored messages
+  return { ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats, bundleIntervalMs: 0 };
 }
 
 async function hostMessages(host: string): Promise<number> {
