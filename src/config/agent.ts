@@ -5,6 +5,7 @@ import { loadConfig, type TableSpec } from './load.js';
 import { readNatsSecurity, type NatsSecurity } from './nats.js';
 import { httpToken } from './http-token.js';
 import { DEFAULT_STREAM } from '../bus/subjects.js';
+import { MAX_BUNDLE_INTERVAL_MS } from '../frame/bundle.js';
 
 export const AGENT_SPEC: FileSpec = {
   general: {
@@ -34,7 +35,7 @@ export const AGENT_SPEC: FileSpec = {
       duplicate_window: { type: 'duration', default: '2m', minMs: 1000, doc: 'How long a retried publish (same Nats-Msg-Id) is recognised; capped at max_age.' },
       replicas: { type: 'integer', default: 1, min: 1, max: 5, doc: '1 for a single server, 3 in a cluster.' },
       bundle: { type: 'boolean', default: true, doc: 'One message per tick holding the frames of every sampler refreshed on it, on rezolus.metrics.<host>._bundle: one publish and one ack instead of one per sampler, for the agent, the server and every consumer. false: one message per frame on rezolus.metrics.<host>.<sampler>, for subscribers that pick a sampler by subject, and for consumers older than bundles (upgrade those first). Consumers take both.' },
-      bundle_interval: { type: 'duration', default: '500ms', minMs: 0, maxMs: 500, doc: 'With bundle = true, ticks faster than this share a bundle, sent at each whole multiple of it of the wall clock: at 100ms and 500ms, five ticks a message, one publish and one ack instead of five, for 0.78x the agent\'s CPU at 10 Hz; consumers see a frame up to this much minus the interval later. Ticks this slow or slower (the default 1s) go at once. 0s: every tick at once. At most 500ms: the exporter and the recorder tell a second live agent claiming the host from a restarted one by how long the first has been quiet (the recorder: 1 s of frame time), and a host must be heard more often than that.' },
+      bundle_interval: { type: 'duration', default: '500ms', minMs: 0, maxMs: MAX_BUNDLE_INTERVAL_MS, doc: 'With bundle = true, ticks faster than this share a bundle, sent at each whole multiple of it of the wall clock: at 100ms and 500ms, five ticks a message, one publish and one ack instead of five, for 0.78x the agent\'s CPU at 10 Hz; consumers see a frame up to this much minus the interval later. Ticks this slow or slower (the default 1s) go at once. 0s: every tick at once. At most 500ms: the exporter and the recorder tell a second live agent claiming the host from a restarted one by how long the first has been quiet (the recorder: 1 s of frame time), and a host must be heard more often than that.' },
     },
   },
   descriptors: {

@@ -3,6 +3,7 @@
  * history of earlier frames of the same agent run, so that histogram
  * percentiles can be taken over about one exporter interval. Pure, no I/O.
  */
+import { MAX_BUNDLE_INTERVAL_MS } from '../frame/bundle.js';
 import type { Descriptor, Frame } from '../frame/types.js';
 import { oversampledIndexes, RateWindow } from './rates.js';
 
@@ -63,14 +64,8 @@ interface Track {
   spacingNs: bigint | undefined;
   /** when the current run's last frame was taken (receive time, or its end without one) */
   heardNs: bigint;
-  /**
-   * how often the current run is heard: the receive time between its last
-   * two arrivals (frames that came together count once), or the frame time
-   * one arrival spans (a bundle of several ticks), whichever is more
-   */
+  /** receive time between the current run's last two arrivals (frames that came together count once) */
   arrivalGapNs: bigint;
-  /** the end of the first frame of the current run's last arrival */
-  arrivalFirstEndNs: bigint;
   /** runs this track replaced, most recent last: their late frames are not taken */
   readonly replaced: number[];
   /** the current run sent its last frame (a clean stop): another run takes over at once */
@@ -91,6 +86,8 @@ function restart(track: Track): void {
 
 /** Frames received closer than this came together (a bundle of several ticks). */
 const SAME_ARRIVAL_NS = 20_000_000n;
+/** The most quiet that twice a run's arrival gap asks for: the longest bundle_interval and a margin. */
+const MAX_BATCH_QUIET_NS = BigInt(MAX_BUNDLE_INTERVAL_MS + 150) * 1_000_000n;
 
 function compareTracks(a: Track, b: Track): number {
   if (a.host !== b.host) return a.host < b.host ? -1 : 1;
@@ -148,7 +145,7 @@ export class ExporterState {
     let track = this.#tracks.get(key);
     if (track === undefined) {
       track = {
-        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, arrivalGapNs: 0n, arrivalFirstEndNs: 0n, replaced: [], ended: false,
+        host: frame.host, sampler: frame.sampler, instance: frame.instance, frames: [], head: 0, rates: undefined, spacingNs: undefined, heardNs: 0n, arrivalGapNs: 0n, replaced: [], ended: false,
       };
       this.#tracks.set(key, track);
       this.#sorted = undefined;
@@ -162,8 +159,10 @@ export class ExporterState {
       const latest = track.frames[track.frames.length - 1];
       const quietNs = (receivedNs ?? frame.endNs) - (receivedNs === undefined ? (latest?.endNs ?? 0n) : track.heardNs);
       // an agent that sends several ticks a message ([stream] bundle_interval) is heard only that often: quiet is
-      // more than twice the gap between its arrivals too
-      const takeoverNs = this.#takeoverNs(track) > 2n * track.arrivalGapNs ? this.#takeoverNs(track) : 2n * track.arrivalGapNs;
+      // more than twice the gap between its arrivals too, up to a little more than the longest bundle_interval (a
+      // consumer that fell behind sees gaps that say nothing of the agent)
+      const batchNs = 2n * track.arrivalGapNs < MAX_BATCH_QUIET_NS ? 2n * track.arrivalGapNs : MAX_BATCH_QUIET_NS;
+      const takeoverNs = this.#takeoverNs(track) > batchNs ? this.#takeoverNs(track) : batchNs;
       if ((latest !== undefined && !track.ended && quietNs < takeoverNs) || track.replaced.includes(frame.instance)) {
         this.stats.contested++;
         return;
@@ -189,15 +188,7 @@ export class ExporterState {
     }
     const prev = track.frames[track.frames.length - 1];
     if (prev !== undefined) track.spacingNs = frame.endNs - prev.endNs;
-    if (receivedNs !== undefined) {
-      if (prev === undefined || receivedNs - track.heardNs > SAME_ARRIVAL_NS) {
-        if (prev !== undefined) track.arrivalGapNs = receivedNs - track.heardNs;
-        track.arrivalFirstEndNs = frame.endNs;
-      } else {
-        const span = frame.endNs - track.arrivalFirstEndNs + (track.spacingNs ?? 0n);
-        if (span > track.arrivalGapNs) track.arrivalGapNs = span;
-      }
-    }
+    if (receivedNs !== undefined && prev !== undefined && receivedNs - track.heardNs > SAME_ARRIVAL_NS) track.arrivalGapNs = receivedNs - track.heardNs;
     track.heardNs = receivedNs ?? frame.endNs;
     track.ended = frame.last === true;
     track.frames.push(frame);

@@ -17,6 +17,14 @@ const BIN_HEADER_MAX = 5;
  * consumer split and check millions of elements.
  */
 export const MAX_BUNDLE_FRAMES = 1024;
+
+/**
+ * The longest an agent holds frames of fast ticks to send them in one bundle
+ * ([stream] bundle_interval): a live agent is heard at least this often, so
+ * consumers that tell a restart from a second live agent by quiet
+ * (exporter/state.ts) wait longer than this.
+ */
+export const MAX_BUNDLE_INTERVAL_MS = 500;
 /** The fewest bytes a frame takes (its header fields alone take more): a shorter element is not one. */
 export const MIN_FRAME_BYTES = 24;
 
