@@ -17,10 +17,9 @@
  *   current run's last frame said so (a clean stop), else when it has gone quiet: its frame ends more than two of the current run's
  *   intervals (at least 1 s; an agent takes longer than that to restart) after the current run's last one, or it is
  *   the third frame in a row of that run with none of the current run in
- *   between that ends more than 1 s before the current run's last one (a
- *   restarted host whose clock went back; a second live agent's frames end
- *   close to the current run's, even when several of its ticks come in one
- *   message). Until then its frames
+ *   between, once those span more than 1.15 s (a restarted host whose clock
+ *   went back; a second live agent sends up to 500 ms of ticks a message,
+ *   and its messages can come two in a row). Until then its frames
  *   are dropped as contested, so two live agents on one host never mix and
  *   the first keeps the host; the new run's counters start again from their
  *   new values;
@@ -31,6 +30,8 @@
  *   carries them. A host whose clock stepped back gets its next row once
  *   its frames end after the last row again (a gap, never a repeat).
  */
+
+import { MAX_BUNDLE_INTERVAL_MS } from '../frame/bundle.js';
 
 /** What resampling needs of a frame. */
 export interface TimedFrame {
@@ -64,8 +65,10 @@ export interface RowStats {
   contested: number;
 }
 
-/** Frames in a row of another run, none of the current one between, that take a (host, sampler) over. */
+/** Frames in a row of another run, none of the current one between, that take a (host, sampler) over ... */
 const TAKEOVER_FRAMES = 3;
+/** ... once they span more frame time than this: two messages of an agent's ticks and a margin */
+const TAKEOVER_SPAN_NS = BigInt(2 * MAX_BUNDLE_INTERVAL_MS + 150) * 1_000_000n;
 /** Quiet time of the current run after which another run takes over at once: this many intervals, at least MIN_QUIET_NS. */
 const QUIET_INTERVALS = 2n;
 const MIN_QUIET_NS = 1_000_000_000n;
@@ -76,9 +79,10 @@ interface Source {
   /** end of the current run's last frame, and the spacing of its last two */
   endNs: bigint;
   spacingNs: bigint;
-  /** another run heard since the current run's last frame, and how many frames in a row */
+  /** another run heard since the current run's last frame, how many frames in a row, and the end of the first */
   candidate: number | undefined;
   candidateFrames: number;
+  candidateFirstEndNs: bigint;
   /** the current run sent its last frame (a clean stop): the next run takes over at once */
   ended: boolean;
 }
@@ -156,7 +160,7 @@ export class RowBuilder<F extends TimedFrame> {
     if (f.instance === undefined || f.seq === undefined) return true;
     const s = h.sources.get(f.sampler);
     if (s === undefined) {
-      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, ended: f.last === true });
+      h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, candidateFirstEndNs: 0n, ended: f.last === true });
       return true;
     }
     if (f.instance === s.instance) {
@@ -173,19 +177,21 @@ export class RowBuilder<F extends TimedFrame> {
       return true;
     }
     const quietNs = QUIET_INTERVALS * s.spacingNs > MIN_QUIET_NS ? QUIET_INTERVALS * s.spacingNs : MIN_QUIET_NS;
-    // only a frame that ends well before the current run's last counts towards a takeover (a restarted host whose clock
-    // went back): a second live agent's frames end close to the current run's, and several of its ticks can come in a
-    // row in one message ([stream] bundle_interval)
-    if (s.candidate !== f.instance) {
+    if (s.candidate === f.instance) s.candidateFrames++;
+    else {
       s.candidate = f.instance;
-      s.candidateFrames = 0;
+      s.candidateFrames = 1;
+      s.candidateFirstEndNs = f.endNs;
     }
-    if (f.endNs < s.endNs - MIN_QUIET_NS) s.candidateFrames++;
-    if (!s.ended && f.endNs - s.endNs <= quietNs && s.candidateFrames < TAKEOVER_FRAMES) {
+    // frames in a row count once they span more than two messages can hold: an agent sends up to
+    // MAX_BUNDLE_INTERVAL_MS of ticks a message, and two live agents' messages can come two in a row each
+    const span = f.endNs > s.candidateFirstEndNs ? f.endNs - s.candidateFirstEndNs : s.candidateFirstEndNs - f.endNs;
+    const inARow = s.candidateFrames >= TAKEOVER_FRAMES && span > TAKEOVER_SPAN_NS;
+    if (!s.ended && f.endNs - s.endNs <= quietNs && !inARow) {
       this.stats.contested++;
       return false;
     }
-    h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, ended: f.last === true });
+    h.sources.set(f.sampler, { instance: f.instance, seq: f.seq, endNs: f.endNs, spacingNs: 0n, candidate: undefined, candidateFrames: 0, candidateFirstEndNs: 0n, ended: f.last === true });
     this.stats.restarts++;
     return true;
   }

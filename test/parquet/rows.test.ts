@@ -147,9 +147,9 @@ test('a restart whose clock went back takes over on its third frame in a row, an
     odd('cpu', 1, 2, 10_500, 200),
     odd('cpu', 1, 3, 11_000, 300),
     odd('cpu', 2, 1, 3000, 1), // earlier than run 1's last frame: not quiet by frame time
-    odd('cpu', 2, 2, 3500, 2),
-    odd('cpu', 2, 3, 4000, 3), // the third in a row: run 1 is gone
-    odd('cpu', 2, 4, 4500, 4),
+    odd('cpu', 2, 2, 4000, 2),
+    odd('cpu', 2, 3, 5000, 3), // the third in a row, 2 s after the first (more than two messages hold): run 1 is gone
+    odd('cpu', 2, 4, 6000, 4),
   ]);
   // the 11 s row was still held back (lag) when run 2 took over: it carries run 2's newest value
   t.deepEqual(summary(rows), [
@@ -190,6 +190,29 @@ test('two live agents that send five 100 ms ticks a message: the first keeps the
   const rows = feed(b, frames);
   t.true(rows.every((r) => r.frames.every((f) => f.instance === 1)), 'no row holds a frame of the second agent');
   t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 60 });
+});
+
+test("two live agents, five ticks a message, the second's clock 2 s behind or ahead: no flapping, whatever comes two in a row", (t) => {
+  for (const skew of [-2000, 2000]) {
+    const b = new RowBuilder<Frame>(SECOND, 100n * MS);
+    const frames: Frame[] = [];
+    let seqA = 0;
+    let seqB = 0;
+    for (let m = 0; m < 24; m++) {
+      const batch = (run: number): Frame[] =>
+        Array.from({ length: 5 }, (_, k) => {
+          const ms = 10_000 + m * 500 + k * 100 + (run === 1 ? 2 : 3 + skew);
+          return odd('cpu', run, run === 1 ? ++seqA : ++seqB, ms, run === 1 ? 1 : 2);
+        });
+      const a = batch(1);
+      const other = batch(2);
+      // every other pair the second's message first: its messages then come two in a row
+      frames.push(...(m % 2 === 1 ? [...other, ...a] : [...a, ...other]));
+    }
+    feed(b, frames);
+    // 2 s ahead looks like a restart by frame time (taken once); 2 s behind never does; neither flaps back
+    t.true(b.stats.restarts <= (skew > 0 ? 1 : 0), `skew ${skew} ms: ${b.stats.restarts} restarts`);
+  }
 });
 
 test('the clock steps back: no row twice, no row back in time; the newest values go into the next row', (t) => {
