@@ -364,6 +364,8 @@ export class Publisher {
       // limit of the stream's): its frames go again one to a bundle, in order, ahead of what was not sent
       // yet; a frame that does not fit alone is then dropped as any other.
       const frames = bundleFrames(item.data);
+      // not evictable while its frames are queued again (push may evict): acked below, once
+      item.sending = true;
       for (let i = frames.length - 1; i >= 0; i--) {
         const data = encodeBundle([frames[i] as Uint8Array]);
         // a tag of its own: a new Nats-Msg-Id

@@ -259,3 +259,25 @@ test.serial('acked frames are not kept: the queue holds a few dozen items after 
   // 1024 acked items (and their bytes) stayed before: 400 here
   t.true(publisher.held <= 40, `${publisher.held} items held`);
 });
+
+test.serial("a bundle above the stream's max_msg_size goes again a frame a message, counted once, with a buffer so small that queuing its frames evicts", async (t) => {
+  const server = await startTestNats();
+  const { nc, publisher } = await setup(server, 1400);
+  t.teardown(async () => {
+    await publisher.close();
+    await nc.close();
+    await server.stop();
+  });
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info('REZOLUS');
+  await jsm.streams.update('REZOLUS', { ...info.config, max_msg_size: 300 });
+  const subject = 'rezolus.metrics.h1._bundle';
+  publisher.publishBundle(subject, encodeBundle([1, 2, 3, 4].map((i) => frame(i).subarray(0, 100))), 'h1._bundle.1.', 1, 4);
+  publisher.publishBundle(subject, encodeBundle([frame(5).subarray(0, 50)]), 'h1._bundle.1.', 2, 1);
+  publisher.publishBundle(subject, encodeBundle([frame(6).subarray(0, 50)]), 'h1._bundle.1.', 3, 1);
+  t.true(await publisher.flush(10_000));
+  const s = publisher.stats;
+  t.is(s.buffered, 0, 'nothing left, and never below nothing');
+  t.is(s.bufferedBytes, 0);
+  t.is(s.published + s.dropped, 6, `every frame published or dropped once: ${JSON.stringify(s)}`);
+});
