@@ -157,8 +157,9 @@ test('a 300 ms CPU burst and a loopback burst show in p100 of the per-sample rat
     t.true(cpuMax >= cpuP50, `p100 ${cpuMax} is at least p50 ${cpuP50}`);
   } else {
     // relative, not absolute: other processes on a busy machine raise the average on every CPU (23 % seen
-    // with two test runs beside this one), while the 300 ms burst alone adds only ~2 % to it
-    t.true(cpuAvg < cpuMax / 3, `the 15 s average ${cpuAvg} should hide the burst (below a third of p100 ${cpuMax})`);
+    // with two test runs beside this one, 39 % with bursty tests beside it: p50 20 %), while the 300 ms burst
+    // alone adds only ~2 % to it; p100 stands well above the average, a third of a core at least
+    t.true(cpuMax - cpuAvg >= 0.35, `the 15 s average ${cpuAvg} should hide the burst (p100 ${cpuMax} at least 0.35 of a core above it)`);
   }
 
   const netAvg = (value(s1.text, lo) - value(s0.text, lo)) / seconds;
