@@ -171,23 +171,25 @@ test('two live agents claiming one host: the first keeps it, the second\'s frame
   t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 3 });
 });
 
+/**
+ * Two live agents' cpu frames at 100 ms, five ticks a message, `messages` each, from 10 s: run 1's
+ * value is 1, run 2's 2; run 2's clock `skewMs` off; run 2's message first where `secondFirst(m)`.
+ */
+function twoAgents(messages: number, skewMs: number, secondFirst: (m: number) => boolean): Frame[] {
+  const frames: Frame[] = [];
+  const seq = [0, 0];
+  for (let m = 0; m < messages; m++) {
+    const message = (run: 1 | 2): Frame[] =>
+      Array.from({ length: 5 }, (_, k) => odd('cpu', run, ++(seq[run - 1] as number), 10_000 + m * 500 + k * 100 + (run === 1 ? 2 : 3 + skewMs), run));
+    frames.push(...(secondFirst(m) ? [...message(2), ...message(1)] : [...message(1), ...message(2)]));
+  }
+  return frames;
+}
+
 test('two live agents that send five 100 ms ticks a message: the first keeps the host whatever the order of their messages', (t) => {
   const b = new RowBuilder<Frame>(SECOND, 100n * MS);
-  const frames: Frame[] = [];
-  let seqA = 0;
-  let seqB = 0;
-  for (let m = 0; m < 12; m++) {
-    const batch = (run: number): Frame[] =>
-      Array.from({ length: 5 }, (_, k) => {
-        const ms = m * 500 + k * 100 + (run === 1 ? 2 : 3);
-        return odd('cpu', run, run === 1 ? ++seqA : ++seqB, ms, run === 1 ? ms : -1);
-      });
-    const a = batch(1);
-    const other = batch(2);
-    // the second agent's message first every third time (the first one always first: it holds the host)
-    frames.push(...(m % 3 === 1 ? [...other, ...a] : [...a, ...other]));
-  }
-  const rows = feed(b, frames);
+  // the second agent's message first every third time (the first one always first: it holds the host)
+  const rows = feed(b, twoAgents(12, 0, (m) => m % 3 === 1));
   t.true(rows.every((r) => r.frames.every((f) => f.instance === 1)), 'no row holds a frame of the second agent');
   t.deepEqual(b.stats, { outOfOrder: 0, late: 0, restarts: 0, contested: 60 });
 });
@@ -195,21 +197,8 @@ test('two live agents that send five 100 ms ticks a message: the first keeps the
 test("two live agents, five ticks a message, the second's clock 2 s behind or ahead: no flapping, whatever comes two in a row", (t) => {
   for (const skew of [-2000, 2000]) {
     const b = new RowBuilder<Frame>(SECOND, 100n * MS);
-    const frames: Frame[] = [];
-    let seqA = 0;
-    let seqB = 0;
-    for (let m = 0; m < 24; m++) {
-      const batch = (run: number): Frame[] =>
-        Array.from({ length: 5 }, (_, k) => {
-          const ms = 10_000 + m * 500 + k * 100 + (run === 1 ? 2 : 3 + skew);
-          return odd('cpu', run, run === 1 ? ++seqA : ++seqB, ms, run === 1 ? 1 : 2);
-        });
-      const a = batch(1);
-      const other = batch(2);
-      // every other pair the second's message first: its messages then come two in a row
-      frames.push(...(m % 2 === 1 ? [...other, ...a] : [...a, ...other]));
-    }
-    feed(b, frames);
+    // every other pair the second's message first: its messages then come two in a row
+    feed(b, twoAgents(24, skew, (m) => m % 2 === 1));
     // 2 s ahead looks like a restart by frame time (taken once); 2 s behind never does; neither flaps back
     t.true(b.stats.restarts <= (skew > 0 ? 1 : 0), `skew ${skew} ms: ${b.stats.restarts} restarts`);
   }
