@@ -162,7 +162,8 @@ export class ExporterState {
       // more than twice the gap between its arrivals too, up to a little more than the longest bundle_interval (a
       // consumer that fell behind sees gaps that say nothing of the agent)
       const batchNs = 2n * track.arrivalGapNs < MAX_BATCH_QUIET_NS ? 2n * track.arrivalGapNs : MAX_BATCH_QUIET_NS;
-      const takeoverNs = this.#takeoverNs(track) > batchNs ? this.#takeoverNs(track) : batchNs;
+      const ownNs = this.#takeoverNs(track);
+      const takeoverNs = ownNs > batchNs ? ownNs : batchNs;
       if ((latest !== undefined && !track.ended && quietNs < takeoverNs) || track.replaced.includes(frame.instance)) {
         this.stats.contested++;
         return;
