@@ -17,6 +17,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { makeCerts, security, type TestCerts } from '../helpers/security.js';
+import { until } from '../helpers/until.js';
 
 let dir: string;
 let certs: TestCerts;
@@ -48,9 +49,9 @@ test('with tls_ca the server certificate is trusted, and an agent publishes over
   const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'cpu_usage', intervalMs: 100 }]));
   const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats: security({ tlsCa: certs.ca }) }, silentLogger());
   try {
-    await new Promise((r) => setTimeout(r, 800));
-    await agent.publisher.flush(3000);
-    t.true(agent.publisher.stats.published >= 5, `published ${agent.publisher.stats.published}`);
+    // frames go out in bundles of up to [stream] bundle_interval: wait for five acked, not for a fixed time
+    const five = await until(() => agent.publisher.stats.published >= 5, 20_000);
+    t.true(five, `published ${agent.publisher.stats.published}`);
   } finally {
     await agent.stop();
   }

@@ -35,6 +35,7 @@ import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import { startTestNats, type TestNats } from '../helpers/nats.js';
 import { capturingLogger, security } from '../helpers/security.js';
 import { rezolusArgv } from '../helpers/rezolus-cli.js';
+import { until } from '../helpers/until.js';
 
 let server: TestNats;
 let dir: string;
@@ -80,11 +81,10 @@ test.after.always(async () => {
 test.serial('an agent with its host user publishes its frames and its status', async (t) => {
   const agent = await runAgent(agentConfig('hosta', user('agent-hosta')), silentLogger());
   running.push(agent);
-  await new Promise((r) => setTimeout(r, 1200));
-  await agent.publisher.flush(3000);
+  // ten stored messages (ticks), waited for rather than timed: a busy machine may take longer
+  t.true(await until(async () => (await hostMessages('hosta')) >= 10, 20_000), `stored ${await hostMessages('hosta')}`);
   t.true(agent.publisher.stats.published >= 10, `published ${agent.publisher.stats.published}`);
   t.is(agent.publisher.stats.refused, 0);
-  t.true((await hostMessages('hosta')) >= 10);
   // its status (written at start) landed in its own key
   const entry = await (await new Kvm(admin).open(STATUS_BUCKET)).get('hosta');
   t.is(entry?.json<{ host: string }>().host, 'hosta');
@@ -119,11 +119,10 @@ test.serial('another host\'s user with the default inbox: the agent stops at sta
 test.serial('an agent with an nkey user publishes its frames', async (t) => {
   const agent = await runAgent(agentConfig('hostb', security({ nkeySeedFile: seedFile })), silentLogger());
   running.push(agent);
-  await new Promise((r) => setTimeout(r, 1200));
-  await agent.publisher.flush(3000);
-  t.true(agent.publisher.stats.published >= 10);
+  // ten stored messages (ticks), waited for rather than timed: a busy machine may take longer
+  t.true(await until(async () => (await hostMessages('hostb')) >= 10, 20_000), `stored ${await hostMessages('hostb')}`);
+  t.true(agent.publisher.stats.published >= 10, `published ${agent.publisher.stats.published}`);
   t.is(agent.publisher.stats.refused, 0);
-  t.true((await hostMessages('hostb')) >= 10);
 });
 
 test.serial('an agent user may not read another stream, change the stream limits nor trigger a dump', async (t) => {
@@ -329,9 +328,7 @@ test.serial('the config printed by rezolus nats-auth --nkeys runs in nats-server
     try {
       // the nkey recorder follows it live from its own account
       const live = runRecord({ natsUrl: other.url, nats: security({ nkeySeedFile: join(secrets, 'rezolus-recorder.nk') }), hosts: 'cli-host', intervalMs: 250, durationMs: 1500, output: join(dir, 'cli-live.parquet') }, silentLogger());
-      await new Promise((r) => setTimeout(r, 800));
-      await agent.publisher.flush(3000);
-      t.true(agent.publisher.stats.published >= 5);
+      t.true(await until(() => agent.publisher.stats.published >= 5, 20_000), `published ${agent.publisher.stats.published}`);
       t.is(agent.publisher.stats.refused, 0);
       t.true((await (await live).done).rows > 0, 'the nkey recorder recorded it live');
       // a server answer the agent's user redirects to the other host's subject or key is not stored
