@@ -28,10 +28,30 @@ static napi_value MallocArenaMax(napi_env env, napi_callback_info info) {
   return out;
 }
 
-NAPI_MODULE_INIT() {
+// mallocTrim() -> whether glibc gave memory back (malloc_trim(0)): the free
+// pages of every arena, inside the heap as well as at its top, are returned
+// to the kernel (madvise MADV_DONTNEED), so they leave RSS until reused.
+// false where nothing was given back, and where the C library is not glibc.
+static napi_value MallocTrim(napi_env env, napi_callback_info info) {
+  (void)info;
+  bool released = false;
+#if defined(__GLIBC__)
+  released = malloc_trim(0) == 1;
+#endif
+  napi_value out;
+  napi_get_boolean(env, released, &out);
+  return out;
+}
+
+static void Export(napi_env env, napi_value exports, const char* name, napi_callback cb) {
   napi_value fn;
-  if (napi_create_function(env, "mallocArenaMax", NAPI_AUTO_LENGTH, MallocArenaMax, NULL, &fn) == napi_ok) {
-    napi_set_named_property(env, exports, "mallocArenaMax", fn);
+  if (napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok) {
+    napi_set_named_property(env, exports, name, fn);
   }
+}
+
+NAPI_MODULE_INIT() {
+  Export(env, exports, "mallocArenaMax", MallocArenaMax);
+  Export(env, exports, "mallocTrim", MallocTrim);
   return exports;
 }

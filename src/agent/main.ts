@@ -24,6 +24,7 @@ import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
 import { everyOnTheClock } from './clock.js';
 import { appliedAgentMallocArenas } from './malloc-arenas.js';
+import { startMallocTrim } from './malloc-trim.js';
 import { useNativeNumberPacker } from './number-packer.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
 
@@ -150,7 +151,8 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   keeper.watch(agent);
   // on the clock, 3 ms past the boundary: in the wake-up of a tick (clock.ts)
   const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
-  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas() }, 'agent running');
+  const stopTrim = startMallocTrim();
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined }, 'agent running');
   return {
     agent,
     publisher,
@@ -160,6 +162,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
     async stop() {
       http?.close();
       stopPeriodic();
+      stopTrim?.();
       clearTimeout(statusTimer);
       keeper.stop();
       await agent.stop();

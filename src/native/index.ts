@@ -139,6 +139,12 @@ export interface MallocAddon {
    * library that is not glibc).
    */
   mallocArenaMax(n: number): boolean;
+  /**
+   * glibc's malloc_trim(0): the free pages of every arena go back to the
+   * kernel and leave RSS until malloc reuses them. true when some were given
+   * back; false otherwise, and where the C library is not glibc.
+   */
+  mallocTrim(): boolean;
 }
 
 /** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */

@@ -167,6 +167,7 @@ test('rezolus agent says the V8 flags and malloc arena limit it runs with: no Tu
   t.deepEqual(slow.v8_flags, ['--no-opt', '--semi-space-growth-factor=1']);
   t.is(slow.malloc_arena_max, 1);
   t.is(slow.native_numbers, true, 'without TurboFan the frame numbers are written by the native addon');
+  t.is(slow.malloc_trim, true, 'free malloc pages go back to the kernel every 10 s');
   const fast = await runningLine(undefined, '--interval', '100ms');
   t.deepEqual(fast.v8_flags, ['--opt', '--semi-space-growth-factor=1']);
   t.is(fast.malloc_arena_max, 1);
