@@ -318,7 +318,7 @@ async function run(): Promise<void> {
 
   const maxRss = { agents: agents.map(() => 0), exporter: 0, nats: 0, idle: 0 };
   /** CPU ticks of the agents and node_exporter each second, for the per-slice trend */
-  const perSecond: { agents: number[]; exporter: number }[] = [];
+  const perSecond: { agents: number[]; exporter: number; rss: number[] }[] = [];
   const sampleRss = (): void => {
     agents.forEach((c, i) => {
       if (alive(c)) maxRss.agents[i] = Math.max(maxRss.agents[i] as number, memKiB(c.pid as number).rss);
@@ -334,7 +334,7 @@ async function run(): Promise<void> {
       if (stopRss) return;
       try {
         sampleRss();
-        perSecond.push({ agents: agents.map((c) => cpuTicks(c.pid as number)), exporter: cpuTicks(exporter.pid as number) });
+        perSecond.push({ agents: agents.map((c) => cpuTicks(c.pid as number)), exporter: cpuTicks(exporter.pid as number), rss: agents.map((c) => memKiB(c.pid as number).rss) });
       } catch {
         // a process went away; read() reports it
       }
@@ -385,8 +385,8 @@ async function run(): Promise<void> {
   }
 }
 
-/** CPU ms per second (= per 1 s tick, per scrape) in 10 s slices from the start: shows the JIT warming up. */
-function slices(perSecond: readonly { agents: number[]; exporter: number }[]): void {
+/** CPU ms per second (= per 1 s tick, per scrape) in 10 s slices from the start: shows the JIT warming up; and each agent's highest RSS in each slice. */
+function slices(perSecond: readonly { agents: number[]; exporter: number; rss: number[] }[]): void {
   const ms = (ticks: number): number => (ticks * 1000) / CLK_TCK;
   const rows = [...procs.agents.map((a) => ({ name: a.label, cells: [] as string[] })), { name: 'node_exporter', cells: [] as string[] }];
   for (let i = 0; i + 10 < perSecond.length; i += 10) {
@@ -398,6 +398,12 @@ function slices(perSecond: readonly { agents: number[]; exporter: number }[]): v
   if (rows[0]?.cells.length === 0) return;
   say('CPU ms per second in 10 s slices from the start:');
   for (const r of rows) say(`  ${r.name.padEnd(14)} ${r.cells.join('  ')}`);
+  say('highest RSS (1 s samples) in 10 s slices from the start, MiB:');
+  procs.agents.forEach((a, j) => {
+    const cells: string[] = [];
+    for (let i = 0; i < perSecond.length; i += 10) cells.push(fmt(Math.max(...perSecond.slice(i, i + 10).map((x) => x.rss[j] as number)) / 1024, 1));
+    say(`  ${a.label.padEnd(14)} ${cells.join('  ')}`);
+  });
 }
 
 function report(
@@ -406,7 +412,7 @@ function report(
   end: { agents: { rss: number; hwm: number }[] } & Record<'exporter' | 'nats' | 'idle', { rss: number; hwm: number }>,
   maxRss: { agents: number[] } & Record<'exporter' | 'nats' | 'idle', number>,
   scrapes: readonly Scrape[],
-  perSecond: readonly { agents: number[]; exporter: number }[],
+  perSecond: readonly { agents: number[]; exporter: number; rss: number[] }[],
 ): void {
   const ms = (ticks: number): number => (ticks * 1000) / CLK_TCK;
   const windowS = (b.at - a.at) / 1000;
