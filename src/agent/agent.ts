@@ -11,7 +11,12 @@ import { msToNextTick, nowNs } from './clock.js';
 
 /** Where frames and descriptors go: the Publisher on a live bus, a plain collector in tests. */
 export interface FrameSink {
-  /** a frame whose Nats-Msg-Id is `idPrefix + seq` (frameMsgId) */
+  /**
+   * A frame whose Nats-Msg-Id is `idPrefix + seq` (frameMsgId). The sink
+   * holds `data` from here on: a sink that only reads it during the call
+   * keeps a copy if it wants more, and the last holder may give it back to
+   * the encoder (frame/frame-slabs.ts), as the bundling sink does.
+   */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void;
   /** `urgent`: ahead of the frames not yet sent (a descriptor put again after the bucket was lost) */
   putDescriptor(key: string, value: string, urgent?: boolean): void;

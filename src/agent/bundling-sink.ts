@@ -18,6 +18,8 @@
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
 import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
+import { bundleBytes } from '../frame/bundle-bytes.js';
+import { giveFrameBack } from '../frame/frame-slabs.js';
 import type { PublishStats } from '../samplers/rezolus/introspection.js';
 import type { FrameSink, Tick } from './agent.js';
 
@@ -61,7 +63,8 @@ export class BundlingSink implements FrameSink {
    * larger than the server takes, or hold more than MAX_BUNDLE_FRAMES, sends
    * what is kept first; one that is too large even alone goes alone on its
    * own subject, after what is kept, where the publisher reports it (never a
-   * whole tick refused for one frame).
+   * whole tick refused for one frame). A kept frame is given back to the
+   * encoder once copied into its bundle: the caller does not read it after.
    */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     const limit = (this.#next.maxPayload?.() ?? DEFAULT_LIMIT) - HEADROOM_BYTES;
@@ -90,7 +93,10 @@ export class BundlingSink implements FrameSink {
     const count = this.#frames.length;
     if (count === 0) return;
     if (tick !== undefined && tick.intervalMs < this.#everyMs && tick.boundaryMs % this.#everyMs >= tick.intervalMs) return;
-    const data = encodeBundle(this.#frames);
+    // in lent bytes: the publisher gives them back once acked (frame/bundle-bytes.ts)
+    const data = encodeBundle(this.#frames, (n) => bundleBytes.take(n));
+    // copied: the encoder may write over them (frame/frame-slabs.ts); the sink is their one holder
+    for (const f of this.#frames) giveFrameBack(f);
     this.#frames = [];
     this.#bytes = 0;
     this.#next.publishBundle(this.#subject, data, this.#idPrefix, ++this.#seq, count);

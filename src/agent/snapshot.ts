@@ -30,8 +30,15 @@ export const SNAPSHOT_VERSION = 1;
 /** Frames kept per sampler for `?since`: a poll up to this many intervals late loses none. */
 export const RECENT_FRAMES = 5;
 
+/** A kept copy's memory: the frame's size rounded up, so that a sampler's next frames of about its size fit. */
+function roomFor(n: number): number {
+  return Math.ceil((n + n / 8) / 256) * 256;
+}
+
 interface Published {
   readonly data: Uint8Array;
+  /** the memory `data` is a view of, reused for a later frame of the subject */
+  readonly room: Buffer;
   /** when it was published, unix ns (the agent's clock; after the frame's end) */
   readonly atNs: bigint;
 }
@@ -65,8 +72,12 @@ export class SnapshotSink implements FrameSink {
 
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     const recent = this.#recent.get(subject) ?? [];
-    recent.push({ data, atNs: nowNs() });
-    if (recent.length > RECENT_FRAMES) recent.shift();
+    // a copy, in the memory of the entry it replaces when that holds it: the frame itself is given back to the
+    // encoder once bundled (frame/frame-slabs.ts), and a kept copy that lived RECENT_FRAMES ticks would be promoted
+    const oldest = recent.length >= RECENT_FRAMES ? recent.shift() : undefined;
+    const room = oldest !== undefined && oldest.room.byteLength >= data.byteLength ? oldest.room : Buffer.allocUnsafeSlow(roomFor(data.byteLength));
+    room.set(data);
+    recent.push({ data: room.subarray(0, data.byteLength), room, atNs: nowNs() });
     this.#recent.set(subject, recent);
     this.#next.publishFrame(subject, data, idPrefix, seq);
   }

@@ -7,6 +7,7 @@ import { DESCRIPTOR_BUCKET, descriptorKey, MsgIdTags, taggedMsgId } from './subj
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { MessageTooLargeError, PublishRefusedError } from '../errors.js';
 import { bundleFrames, encodeBundle } from '../frame/bundle.js';
+import { bundleBytes } from '../frame/bundle-bytes.js';
 
 /** A frame bound for the stream, or a descriptor bound for the KV bucket. */
 type Payload =
@@ -302,6 +303,10 @@ export class Publisher {
   private acked(item: Item): void {
     item.done = true;
     item.sending = false;
+    // nothing reads an acked bundle's bytes again: lent ones go back for the next (frame/bundle-bytes.ts). No attempt
+    // of it waits in the client's outbound buffer either: an ack comes in on the socket, after the microtask
+    // that flushed (copied) what was published; a bundle dropped from the buffer is never given back.
+    if (item.kind === 'frame') bundleBytes.give(item.data);
     this.stats.buffered -= countOf(item);
     this.stats.bufferedBytes -= item.bytes;
     if (item.kind === 'kv') {
@@ -367,7 +372,7 @@ export class Publisher {
       // not evictable while its frames are queued again (push may evict): acked below, once
       item.sending = true;
       for (let i = frames.length - 1; i >= 0; i--) {
-        const data = encodeBundle([frames[i] as Uint8Array]);
+        const data = encodeBundle([frames[i] as Uint8Array], (n) => bundleBytes.take(n));
         // a tag of its own: a new Nats-Msg-Id
         this.push({ ...item, data, tag: this.tags.next(), frames: 1, bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false, evicted: false }, true);
       }

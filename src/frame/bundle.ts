@@ -44,12 +44,12 @@ function binHeaderSize(n: number): number {
   return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
 }
 
-/** The frames' bytes as one msgpack array of bin. */
-export function encodeBundle(frames: readonly Uint8Array[]): Uint8Array {
+/** The frames' bytes as one msgpack array of bin, written into `alloc(size)` (a new buffer by default). */
+export function encodeBundle(frames: readonly Uint8Array[], alloc: (size: number) => Buffer = Buffer.allocUnsafe): Uint8Array {
   const count = frames.length;
   let size = count < 16 ? 1 : count < 0x10000 ? 3 : 5;
   for (const f of frames) size += binHeaderSize(f.byteLength) + f.byteLength;
-  const out = Buffer.allocUnsafe(size);
+  const out = alloc(size);
   let at = 0;
   if (count < 16) out[at++] = 0x90 | count;
   else if (count < 0x10000) {

@@ -24,11 +24,11 @@
  */
 import type { Value } from '../metrics/point.js';
 import { FRAME_VERSION, type RawFrame } from './types.js';
+import { frameWritten, SLAB_BYTES, slabFull, takeSlab } from './frame-slabs.js';
 
 /** What the agent knows when it encodes a frame: a frame's envelope, without the values. */
 export type FrameHeader = Omit<RawFrame, 'v' | 'values'>;
 
-const SLAB_BYTES = 64 * 1024;
 const TWO_32 = 2 ** 32;
 const TWO_63 = 2 ** 63;
 const TWO_64 = 2 ** 64;
@@ -41,7 +41,7 @@ const STRING_CACHE_MAX = 512;
 const strings = new Map<string, Uint8Array>();
 const utf8 = new TextEncoder();
 
-let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slab = takeSlab();
 let view = new DataView(slab.buffer, slab.byteOffset, slab.byteLength);
 /** where the frame being written began in the slab, and the write position */
 let start = 0;
@@ -51,8 +51,9 @@ let at = 0;
 function room(n: number): void {
   if (at + n <= slab.length) return;
   const written = at - start;
-  const next = Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, 2 * (written + n)));
+  const next = takeSlab(Math.max(SLAB_BYTES, 2 * (written + n)));
   slab.copy(next, 0, start, at);
+  slabFull(slab);
   slab = next;
   view = new DataView(slab.buffer, slab.byteOffset, slab.byteLength);
   start = 0;
@@ -274,7 +275,8 @@ const KEY_L = K('l');
 
 /**
  * A frame as msgpack: the map {v, h, s, i, q, b, e, d, x[, l]}. The bytes
- * are a view of a shared slab, never written again: keep them as long as needed.
+ * are a view of a shared slab, not written again until given back (frame-slabs.ts giveFrameBack): keep them
+ * as long as needed.
  */
 export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint8Array {
   start = at;
@@ -308,5 +310,6 @@ export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint
     at = start;
     throw error;
   }
+  frameWritten(slab);
   return slab.subarray(start, at);
 }

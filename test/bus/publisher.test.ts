@@ -5,6 +5,7 @@ import { connectBus } from '../../src/bus/connect.js';
 import { descriptorBucket } from '../../src/bus/kv.js';
 import { Publisher } from '../../src/bus/publisher.js';
 import { bundleFrames, encodeBundle } from '../../src/frame/bundle.js';
+import { bundleBytes } from '../../src/frame/bundle-bytes.js';
 import { ensureStream, type StreamOptions } from '../../src/bus/stream.js';
 import { NoStreamError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -123,6 +124,48 @@ test.serial('a failure followed by successes in the same window still gets retri
   await (await jetstreamManager(nc)).streams.add({ name: 'LATE', subjects: ['late.*'] });
   t.true(await publisher.flush(10_000), 'the failed frame is retried until a stream takes it');
   t.is(publisher.stats.published, 6);
+  await publisher.close();
+  await nc.close();
+  await server.dispose();
+});
+
+test.serial('bundles in lent bytes through a broker crash: each stored once, whole and in order, though acked bytes carry later bundles', async (t) => {
+  let server = await startTestNats();
+  const { nc, publisher } = await setup(server, 8 * 1024 * 1024);
+  const subject = 'rezolus.metrics.h1._bundle';
+  const N = 120;
+  const lent = new Set<ArrayBufferLike>();
+  // bundle i: three frames of 64 bytes, each frame's bytes all (i * 3 + k) % 251 after its number
+  const frameOf = (i: number, k: number): Uint8Array => {
+    const f = frame(i).subarray(0, 64);
+    f.fill((i * 3 + k) % 251, 4);
+    return f;
+  };
+  for (let i = 1; i <= N; i++) {
+    const data = encodeBundle([0, 1, 2].map((k) => frameOf(i, k)), (n) => bundleBytes.take(n));
+    lent.add(data.buffer);
+    publisher.publishBundle(subject, data, 'h1._bundle.1.', i, 3);
+    if (i === 40) server = await server.crashAndRestart(800); // bundles keep coming while the server is down
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  t.true(await publisher.flush(30_000), 'buffer flushed after the restart');
+  // the bundles of the outage each needed bytes of their own; before and after it, acked bytes carried the next
+  t.true(lent.size < N, `${lent.size} buffers carried ${N} bundles`);
+  t.true(bundleBytes.kept > 0, 'acked bytes are kept for the next bundle');
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info('REZOLUS');
+  const seen: number[] = [];
+  for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+    const m = await jsm.streams.getMessage('REZOLUS', { seq }).catch(() => null);
+    if (m === null || m.subject !== subject) continue;
+    const frames = bundleFrames(m.data);
+    const i = new DataView(frames[0]?.buffer ?? new ArrayBuffer(4), frames[0]?.byteOffset).getUint32(0);
+    t.deepEqual(frames.map((f) => Buffer.from(f).toString('hex')), [0, 1, 2].map((k) => Buffer.from(frameOf(i, k)).toString('hex')), `bundle ${i} intact`);
+    seen.push(i);
+  }
+  t.deepEqual(seen, Array.from({ length: N }, (_, k) => k + 1));
+  t.true(publisher.stats.retries > 0, 'the outage was seen and retried');
+  t.like(publisher.stats, { published: 3 * N, dropped: 0, buffered: 0 });
   await publisher.close();
   await nc.close();
   await server.dispose();

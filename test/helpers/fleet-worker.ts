@@ -97,7 +97,8 @@ async function run(o: WorkerStart): Promise<void> {
         const data = encodeFrame(header, fleetValues(s, h.index, tick, now));
         h.sink.publishFrame(h.subjects[k] as string, data, h.prefixes[k] as string, tick);
         if (o.double !== undefined && o.double.host === h.index && o.double.sampler === s.name && o.double.tick === tick) {
-          h.publisher.publishFrame(h.subjects[k] as string, data, `${h.prefixes[k] as string}again-`, tick);
+          // a copy: a bundling sink gives its frame back to the encoder once bundled (frame/frame-slabs.ts)
+          h.publisher.publishFrame(h.subjects[k] as string, data.slice(), `${h.prefixes[k] as string}again-`, tick);
         }
       });
       h.sink.endTick?.();

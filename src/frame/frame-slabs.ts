@@ -1,0 +1,86 @@
+/**
+ * The slabs the frame encoder writes frames into (encode.ts), kept for reuse
+ * once every frame written into one was given back.
+ *
+ * A frame is a view of a 64 KiB slab. At 10 Hz the agent filled one every
+ * ~0.7 s, and a slab lives until its last frame is bundled (up to
+ * bundle_interval later): long enough for V8 to promote it, and promoted its
+ * memory waited for the next full GC, some 40–80 s later (test/bench/
+ * README.md, "bundle bytes and frame slabs given back"). The bundling sink
+ * gives each frame back once it is copied into its bundle (the agent's only
+ * holder of a frame: the HTTP snapshot keeps copies of its own), and a slab
+ * that was full and has every frame back is written again.
+ *
+ * Safe by construction: a slab is reused only when each of its frames was
+ * given back, once (a second give of the same view is ignored, as is a
+ * view of bytes from elsewhere); a frame never given back (held by a test,
+ * published alone and dropped) keeps its slab out of reuse, and the garbage
+ * collector takes it as before.
+ */
+
+export const SLAB_BYTES = 64 * 1024;
+/** Full slabs kept for reuse, at most: a few ticks' frames at 10 Hz. */
+const KEEP = 4;
+
+interface Slab {
+  readonly bytes: Buffer;
+  /** frames written into it and not given back */
+  out: number;
+  /** full: the encoder writes into another */
+  full: boolean;
+}
+
+const slabs = new WeakMap<ArrayBufferLike, Slab>();
+const given = new WeakSet<Uint8Array>();
+const free: Slab[] = [];
+
+/** A slab of at least `bytes`: a kept one when the size is the usual, else a new one. */
+export function takeSlab(bytes = SLAB_BYTES): Buffer {
+  if (bytes <= SLAB_BYTES) {
+    const kept = free.pop();
+    if (kept !== undefined) {
+      kept.out = 0;
+      kept.full = false;
+      return kept.bytes;
+    }
+  }
+  const made: Slab = { bytes: Buffer.allocUnsafeSlow(Math.max(bytes, SLAB_BYTES)), out: 0, full: false };
+  slabs.set(made.bytes.buffer, made);
+  return made.bytes;
+}
+
+/** The encoder wrote a frame into `slab`. */
+export function frameWritten(slab: Buffer): void {
+  const s = slabs.get(slab.buffer);
+  if (s !== undefined) s.out++;
+}
+
+/** The encoder writes into another slab from now: this one is reused once its frames are back. */
+export function slabFull(slab: Buffer): void {
+  const s = slabs.get(slab.buffer);
+  if (s === undefined) return;
+  s.full = true;
+  keepIfDone(s);
+}
+
+/**
+ * A frame nobody reads any more (copied into a bundle): its slab may be
+ * written again once every frame of it is back. Only the one holder of a
+ * frame may give it back.
+ */
+export function giveFrameBack(frame: Uint8Array): void {
+  const s = slabs.get(frame.buffer);
+  if (s === undefined || given.has(frame)) return;
+  given.add(frame);
+  s.out--;
+  keepIfDone(s);
+}
+
+function keepIfDone(s: Slab): void {
+  if (s.full && s.out === 0 && s.bytes.length === SLAB_BYTES && free.length < KEEP && !free.includes(s)) free.push(s);
+}
+
+/** Slabs kept for reuse (tests). */
+export function keptSlabs(): number {
+  return free.length;
+}
