@@ -44,7 +44,17 @@ export interface RunningAgent {
 }
 
 /** Connects, provisions the stream and buckets, and starts sampling. */
-export async function runAgent(config: AgentConfig, log: Logger): Promise<RunningAgent> {
+/** How the process runs the agent: alone (`rezolus agent`), or beside the exporter and the viewer (`rezolus up`, tests). */
+export interface AgentProcess {
+  /**
+   * Give free malloc pages back to the kernel every 10 s (malloc-trim.ts):
+   * for a process that is the agent alone. Beside an exporter's heap of
+   * hundreds of MiB a trim walks it all (5–25 ms at 320 MiB).
+   */
+  readonly mallocTrim?: boolean;
+}
+
+export async function runAgent(config: AgentConfig, log: Logger, proc: AgentProcess = {}): Promise<RunningAgent> {
   for (const [key, root] of [['procfs', config.procfs], ['sysfs', config.sysfs]] as const) {
     if (!existsSync(root)) throw new ConfigError(`${key} root ${root} does not exist (${config.file}: [general] ${key}, or --${key})`);
   }
@@ -55,7 +65,7 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
     steps.step(`connecting to NATS at ${config.natsUrl}`);
     const nc = await connectBus({ url: config.natsUrl, name: `rezolus-agent-${config.host}`, log: log.child({ component: 'nats' }), security: agentSecurity(config) });
     try {
-      return await start(nc, config, log, steps);
+      return await start(nc, config, log, steps, proc);
     } catch (error) {
       await nc.close();
       throw error;
@@ -65,7 +75,7 @@ export async function runAgent(config: AgentConfig, log: Logger): Promise<Runnin
   }
 }
 
-async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps: StartupSteps): Promise<RunningAgent> {
+async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps: StartupSteps, proc: AgentProcess): Promise<RunningAgent> {
   // a cluster answers its JetStream API once it has elected a meta leader: waited for, and said (bus/ready.ts)
   steps.step(`waiting for JetStream at ${config.natsUrl}`);
   const jsm = await untilReady(async () => {
@@ -151,7 +161,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   keeper.watch(agent);
   // on the clock, 3 ms past the boundary: in the wake-up of a tick (clock.ts)
   const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
-  const stopTrim = startMallocTrim();
+  const stopTrim = proc.mallocTrim === true ? startMallocTrim() : undefined;
   log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined }, 'agent running');
   return {
     agent,

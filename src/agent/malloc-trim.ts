@@ -8,8 +8,10 @@
  * "malloc_trim at 10 Hz"). The trim runs in the wake-up of a tick (10 ms
  * past a whole period), after the status write that shares it.
  *
- * Through the small malloc addon (native/src/malloc.c); without it (not
- * built) or without glibc there is nothing to trim and nothing runs.
+ * Only for `rezolus agent` (main.ts AgentProcess): beside the exporter's
+ * heap (`rezolus up`) a trim would walk hundreds of MiB. Through the small
+ * malloc addon (native/src/malloc.c); without it (not built) or without
+ * glibc there is nothing to trim and nothing runs.
  */
 import { everyOnTheClock } from './clock.js';
 import { loadMallocAddon, type MallocAddon } from '../native/index.js';
