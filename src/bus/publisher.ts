@@ -300,13 +300,15 @@ export class Publisher {
     else if (this.inflight === 0) void this.retryOldest();
   }
 
-  private acked(item: Item): void {
+  /** `reuse`: the bytes may be lent again (an ack); not for an item refused or dropped (refused()). */
+  private acked(item: Item, reuse = true): void {
     item.done = true;
     item.sending = false;
     // nothing reads an acked bundle's bytes again: lent ones go back for the next (frame/bundle-bytes.ts). No attempt
     // of it waits in the client's outbound buffer either: an ack comes in on the socket, after the microtask
-    // that flushed (copied) what was published; a bundle dropped from the buffer is never given back.
-    if (item.kind === 'frame') bundleBytes.give(item.data);
+    // that flushed (copied) what was published. A bundle dropped from the buffer, or refused, is never given back:
+    // a refusal is matched to the oldest pending publish of its subject, which may be a later attempt not yet flushed.
+    if (reuse && item.kind === 'frame') bundleBytes.give(item.data);
     this.stats.buffered -= countOf(item);
     this.stats.bufferedBytes -= item.bytes;
     if (item.kind === 'kv') {
@@ -376,7 +378,7 @@ export class Publisher {
         // a tag of its own: a new Nats-Msg-Id
         this.push({ ...item, data, tag: this.tags.next(), frames: 1, bytes: data.byteLength + ITEM_OVERHEAD_BYTES, sending: false, done: false, evicted: false }, true);
       }
-      this.acked(item);
+      this.acked(item, false);
       const last = this.refusalLogged.get('max_msg_size');
       if (last === undefined || Date.now() - last > 60_000) {
         this.refusalLogged.set('max_msg_size', Date.now());
@@ -397,7 +399,7 @@ export class Publisher {
             ? `a bundle of ${item.frames} frames (${item.data.byteLength} bytes) for ${item.subject}`
             : `a frame of ${item.data.byteLength} bytes for ${item.subject}`;
       if (item.kind === 'frame') this.stats.dropped += item.frames;
-      this.acked(item);
+      this.acked(item, false);
       this.o.log.error({ err: error, dropped: this.stats.dropped }, `${what} is larger than the server takes: dropped (raise max_payload or max_msg_size, or fewer series per sampler${item.kind === 'frame' && item.frames > 1 ? ', or [stream] bundle = false for a message per frame' : ''})`);
       return true;
     }
@@ -406,7 +408,7 @@ export class Publisher {
       // at the head of the queue it would stall every frame until the buffer drops them. Frames go on
       // without it; the store keeper's probe finds it missing and queues it again (agent/store-keeper.ts).
       this.stats.refused++;
-      this.acked(item);
+      this.acked(item, false);
       const key = `bucket: ${error.message}`;
       const last = this.refusalLogged.get(key);
       if (last === undefined || Date.now() - last > 60_000) {
@@ -422,7 +424,7 @@ export class Publisher {
     // a descriptor put refused (another host's key) is dropped too: queued ahead of frames, it would stall them all
     const subject = error.subject;
     this.stats.refused += countOf(item);
-    this.acked(item);
+    this.acked(item, false);
     const last = this.refusalLogged.get(subject);
     if (last === undefined || Date.now() - last > 60_000) {
       this.refusalLogged.set(subject, Date.now());

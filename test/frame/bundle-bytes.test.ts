@@ -40,7 +40,7 @@ test('a few buffers are kept, the largest first; one above 2 MiB is not', (t) =>
   const lent = [10_000, 50_000, 20_000, 90_000, 30_000, 70_000].map((n) => pool.take(n));
   for (const b of lent) pool.give(b);
   t.is(pool.kept, 4);
-  // the two smallest went: a 40 kB bundle gets the 50 kB one (rounded up to 64 KiB), not a new one
+  // the two smallest went: a 40 kB bundle gets the 50 kB one, not a new one
   t.is(pool.take(40_000).buffer, (lent[1] as Buffer).buffer);
   const huge = pool.take(3 * 1024 * 1024);
   pool.give(huge);
@@ -52,4 +52,12 @@ test('a bundle written into lent bytes reads back as its frames', (t) => {
   const frames = [new Uint8Array(300).fill(1), new Uint8Array(40).fill(2)];
   const data = encodeBundle(frames, (n) => pool.take(n));
   t.deepEqual(bundleFrames(data).map((f) => [f.byteLength, f[0]]), [[300, 1], [40, 2]]);
+});
+
+test('a new buffer is the bundle and an eighth at most: during an outage nothing is given back, and the buffer counts bundles by their size', (t) => {
+  const pool = new BundleBytes();
+  for (const n of [1, 200, 2000, 45_000, 900_000]) {
+    const room = pool.take(n).buffer.byteLength;
+    t.true(room >= n && room <= n + n / 8 + 256, `${room} bytes of room for a bundle of ${n}`);
+  }
 });
