@@ -140,15 +140,24 @@ test('a descriptor bucket emptied under a running agent is refilled within secon
     const jsm = await jetstreamManager(nc);
     const wanted = await storedHashes(server.url);
     t.true(wanted.size >= 8, `descriptors in use: ${wanted.size}`);
+    // every descriptor a stored frame names is one the agent made (a frame's bytes written over would name another)
+    const made = new Set(agent.agent.recentDescriptors().map((d) => d.hash));
+    t.deepEqual([...wanted].filter((h) => !made.has(h)), [], 'stored frames name only descriptors of the agent');
     await jsm.streams.purge(`KV_${DESCRIPTOR_BUCKET}`);
     t.is((await jsm.streams.info(`KV_${DESCRIPTOR_BUCKET}`)).state.messages, 0, 'emptied');
     const purgedAt = Date.now();
     const kv = await openDescriptorBucket(nc);
-    const present = async (): Promise<boolean> => {
-      for (const h of wanted) if ((await kv.get(`emptied.${h}`)) === null) return false;
-      return true;
+    const missing = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for (const h of wanted) if ((await kv.get(`emptied.${h}`)) === null) out.push(h);
+      return out;
     };
-    t.true(await until(present, 20_000), 'every descriptor in use is back');
+    const back = await until(async () => (await missing()).length === 0, 20_000);
+    if (!back) {
+      const recent = agent.agent.recentDescriptors().map((d) => `${d.hash} put ${Date.now() - d.putAt} ms ago`);
+      t.log(`missing after 20 s: ${(await missing()).join(', ')}; the agent's recent descriptors: ${recent.join('; ')}`);
+    }
+    t.true(back, 'every descriptor in use is back');
     const ms = Date.now() - purgedAt;
     t.true(ms < 15_000, `refilled after ${ms} ms`);
     // a consumer that never saw them decodes the agent's frames
