@@ -72,8 +72,9 @@ export class SnapshotSink implements FrameSink {
 
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     const recent = this.#recent.get(subject) ?? [];
-    // a copy, in the memory of the entry it replaces when that holds it: the frame itself is given back to the
-    // encoder once bundled (frame/frame-slabs.ts), and a kept copy that lived RECENT_FRAMES ticks would be promoted
+    // a copy, since the frame itself is given back to the encoder once bundled (frame/frame-slabs.ts); written
+    // into the memory of the entry it replaces when that holds it: a new copy each tick, kept RECENT_FRAMES
+    // ticks, would be promoted and wait for a full GC
     const oldest = recent.length >= RECENT_FRAMES ? recent.shift() : undefined;
     const room = oldest !== undefined && oldest.room.byteLength >= data.byteLength ? oldest.room : Buffer.allocUnsafeSlow(roomFor(data.byteLength));
     room.set(data);

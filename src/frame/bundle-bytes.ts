@@ -5,7 +5,7 @@
  * long enough for V8 to promote its ArrayBuffer, whose memory then waits
  * for the next full GC (every 40 s or so in the agent). At 10 Hz that was
  * ~90 kB a second of dead bundles, a rise of several MiB of RSS between full
- * GCs (test/bench/README.md, "bundle bytes lent and given back"). Lent from a
+ * GCs (test/bench/README.md, "the 10 Hz RSS between full GCs"). Lent from a
  * few kept buffers, the same memory carries every bundle.
  *
  * Safe by construction: only a buffer lent here and not yet given back is

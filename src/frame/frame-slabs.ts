@@ -6,7 +6,7 @@
  * ~0.7 s, and a slab lives until its last frame is bundled (up to
  * bundle_interval later): long enough for V8 to promote it, and promoted its
  * memory waited for the next full GC, some 40–80 s later (test/bench/
- * README.md, "bundle bytes and frame slabs given back"). The bundling sink
+ * README.md, "the 10 Hz RSS between full GCs"). The bundling sink
  * gives each frame back once it is copied into its bundle (the agent's only
  * holder of a frame: the HTTP snapshot keeps copies of its own), and a slab
  * that was full and has every frame back is written again.
