@@ -1,6 +1,6 @@
 /** Helpers shared by the process benchmarks (agent-cpu, agent-profile). */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JetStreamManager } from '@nats-io/jetstream';
@@ -11,6 +11,37 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The compiled CLI that bin/rezolus.js runs. */
 export const ENTRY = join(ROOT, 'dist', 'cli', 'rezolus.js');
 export const NATS_SERVER_BIN = '/usr/sbin/nats-server';
+
+/** The processes this one started and that still run: /proc/<pid>/stat's parent pid (after the command's closing parenthesis). */
+export function childPids(parent = process.pid): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+// A benchmark stopped by a signal (Ctrl-C, `timeout`) stops what it started first: its
+// nats-server, agents and node_exporter were left running, and a later run shared the machine
+// with them. Every process benchmark imports this module.
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143], ['SIGHUP', 129]] as const) {
+  process.once(signal, () => {
+    for (const pid of childPids()) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    process.exit(code);
+  });
+}
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 export const sleepUntil = (t: number): Promise<void> => sleep(Math.max(0, t - Date.now()));
