@@ -43,7 +43,6 @@ export interface RunningAgent {
   stop(): Promise<void>;
 }
 
-/** Connects, provisions the stream and buckets, and starts sampling. */
 /** How the process runs the agent: alone (`rezolus agent`), or beside the exporter and the viewer (`rezolus up`, tests). */
 export interface AgentProcess {
   /**
@@ -54,6 +53,7 @@ export interface AgentProcess {
   readonly mallocTrim?: boolean;
 }
 
+/** Connects, provisions the stream and buckets, and starts sampling. */
 export async function runAgent(config: AgentConfig, log: Logger, proc: AgentProcess = {}): Promise<RunningAgent> {
   for (const [key, root] of [['procfs', config.procfs], ['sysfs', config.sysfs]] as const) {
     if (!existsSync(root)) throw new ConfigError(`${key} root ${root} does not exist (${config.file}: [general] ${key}, or --${key})`);
