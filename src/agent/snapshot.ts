@@ -19,6 +19,7 @@
 import { createServer, type Server } from 'node:http';
 import { pack } from 'msgpackr';
 import type { Logger } from 'pino';
+import { roomFor } from '../frame/bundle-bytes.js';
 import { decodeFrame } from '../frame/codec.js';
 import { instanceHex } from '../frame/types.js';
 import type { FrameSink, Tick } from './agent.js';
@@ -29,11 +30,6 @@ export const SNAPSHOT_VERSION = 1;
 
 /** Frames kept per sampler for `?since`: a poll up to this many intervals late loses none. */
 export const RECENT_FRAMES = 5;
-
-/** A kept copy's memory: the frame's size rounded up, so that a sampler's next frames of about its size fit. */
-function roomFor(n: number): number {
-  return Math.ceil((n + n / 8) / 256) * 256;
-}
 
 interface Published {
   readonly data: Uint8Array;

@@ -19,12 +19,12 @@ const KEEP = 4;
 /** Kept bytes at most: a larger buffer goes to the garbage collector. */
 const KEEP_BYTES = 2 * 1024 * 1024;
 /**
- * A new buffer's room beyond the bundle: an eighth, in whole 256 bytes, so that a host's next bundles
- * (a few bytes more or less each tick) fit it. No more: during an outage nothing is given back and
- * every bundle takes a new buffer, counted against [buffer] max_bytes by its bundle's size (a 16 KiB
- * grain held 2 kB bundles in 6.8x the memory counted).
+ * Memory for `n` bytes that are written again with a little more or less later (a host's next bundles,
+ * a sampler's next frames): an eighth more, in whole 256 bytes. No more: during an outage nothing is
+ * given back and every bundle takes a new buffer, counted against [buffer] max_bytes by its bundle's
+ * size (a 16 KiB grain held 2 kB bundles in 6.8x the memory counted).
  */
-function capacityFor(n: number): number {
+export function roomFor(n: number): number {
   return Math.ceil((Math.max(n, 1) + n / 8) / 256) * 256;
 }
 
@@ -48,7 +48,7 @@ export class BundleBytes {
       this.#free.splice(best, 1);
       this.#freeBytes -= buffer.byteLength;
     } else {
-      buffer = Buffer.allocUnsafeSlow(capacityFor(n)).buffer as ArrayBuffer;
+      buffer = Buffer.allocUnsafeSlow(roomFor(n)).buffer as ArrayBuffer;
     }
     this.#lent.add(buffer);
     return Buffer.from(buffer, 0, n);
