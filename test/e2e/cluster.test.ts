@@ -146,7 +146,7 @@ test.serial('kill -9 of the stream leader: 0 frames lost or doubled, the exporte
   recorder.stop();
   const live = await recorder.done;
   recorder = undefined;
-  t.true(live.written && live.rows > 0);
+  t.true(live.written && live.rows > 0, `live recording: written ${live.written}, ${live.rows} rows`);
 
   // A hindsight snapshot after the failover: every interval from the agent's first frame to its last.
   const snapshot = join(dir, 'snapshot.parquet');
@@ -158,7 +158,7 @@ test.serial('kill -9 of the stream leader: 0 frames lost or doubled, the exporte
     silentLogger(),
   );
   const s = await dump.done;
-  t.true(s.written);
+  t.true(s.written, `snapshot: written ${s.written}, ${s.rows} rows`);
   const duck = await Duck.open();
   const rows = await duck.rows(`SELECT timestamp FROM read_parquet('${snapshot}') ORDER BY timestamp`);
   const steps = rows.slice(1).map((r, i) => Number((r.timestamp as bigint) - (rows[i]?.timestamp as bigint)) / 1e6);
