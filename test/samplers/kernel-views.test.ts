@@ -131,6 +131,33 @@ test('scanU64 stops when its outputs are full and refuses other array types', (t
   t.throws(() => native.scanU64(new Uint32Array(4) as unknown as BigUint64Array, index, value), { instanceOf: TypeError });
 });
 
+test('scanU64 finds every non-zero word at every length and position, outputs full or not', (t) => {
+  const native = loadNative();
+  let seed = 7;
+  const random = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+  let cases = 0;
+  for (let length = 0; length <= 21; length++) {
+    for (let round = 0; round < 40; round++) {
+      const src = new BigUint64Array(length);
+      for (let i = 0; i < length; i++) if (random() < 0.3) src[i] = random() < 0.1 ? 2n ** 64n - 1n : BigInt(1 + Math.floor(random() * 1000));
+      const want = [...src.entries()].filter(([, v]) => v !== 0n);
+      const roomFor = Math.floor(random() * (want.length + 2));
+      const index = new Uint32Array(roomFor);
+      const value = new Float64Array(roomFor + 3);
+      const n = native.scanU64(src, index, value);
+      const expect = want.slice(0, roomFor);
+      t.is(n, expect.length);
+      t.deepEqual([...index.subarray(0, n)], expect.map(([i]) => i));
+      t.deepEqual([...value.subarray(0, n)], expect.map(([, v]) => Number(v)));
+      cases++;
+    }
+  }
+  t.is(cases, 22 * 40);
+});
+
 // A word the kernel adds to while it is read: another thread walks a counter
 // across 2^32 again and again; no read may see the high half of one side of
 // the carry with the low half of the other (2^32 off).
