@@ -64,6 +64,42 @@ test('parseMeminfo skips and counts malformed lines of known fields', (t) => {
   );
 });
 
+test('parseMeminfo reads values in place as the old substring parse did', (t) => {
+  // the parse before values were read in place: digits up to a blank, then the unit trimmed
+  const reference = (line: string, kb: boolean): number | undefined => {
+    const rest = line.slice(line.indexOf(':') + 1);
+    let i = 0;
+    while (i < rest.length && rest[i] === ' ') i++;
+    let j = i;
+    while (j < rest.length && rest[j] !== ' ') j++;
+    const digits = rest.slice(i, j);
+    if (!/^\d{1,20}$/.test(digits) || BigInt(digits) > 2n ** 64n - 1n) return undefined;
+    const unit = rest.slice(j).trim();
+    if (kb ? unit !== 'kB' : unit !== '') return undefined;
+    return kb ? Number(digits) * 1024 : Number(digits);
+  };
+  const values = ['0', '7', '0012', '999999999999999', '1000000000000000', '9007199254740993', '18446744073709551615',
+    '18446744073709551616', '123456789012345678901', '', '-1', '1.5', '12a', '1\t', '\t1', '1e3'];
+  const units = ['', ' kB', 'kB', ' kB ', '  kB', ' kB\t', ' kB\r', ' KB', ' kB x', ' \t', ' ', ' k', ' kBB', '\u00a0kB'];
+  let checked = 0;
+  for (const [key, kb] of [['MemTotal', true], ['HugePages_Total', false]] as const) {
+    for (const v of values) {
+      for (const u of units) {
+        for (const lead of [' ', '      ', '']) {
+          const line = `${key}:${lead}${v}${u}`;
+          const m = parseMeminfo(`${line}\n`);
+          const want = reference(line, kb);
+          t.is(m.entries[0]?.value, want, JSON.stringify(line));
+          t.is(m.skipped, want === undefined ? 1 : 0, JSON.stringify(line));
+          checked++;
+        }
+      }
+    }
+  }
+  t.is(checked, 2 * values.length * units.length * 3);
+  t.is(parseMeminfo('MemTotal: 18446744073709551615 kB\n').entries[0]?.value, Number(2n ** 64n - 1n) * 1024);
+});
+
 test('parseMeminfo on empty text', (t) => {
   t.deepEqual(parseMeminfo(''), { entries: [], skipped: 0 });
   t.deepEqual(parseMeminfo('\n\n'), { entries: [], skipped: 0 });

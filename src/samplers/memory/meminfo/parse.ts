@@ -55,16 +55,34 @@ export function parseMeminfo(text: string, index: ReadonlyMap<string, MeminfoFie
   return { entries, skipped };
 }
 
-/** Parses `   <digits>[ kB]` in [start, end); undefined when malformed or the unit is not the expected one. */
+/** digits that always make a safe integer (10^15 < 2^53) */
+const SAFE_DIGITS = 15;
+
+/**
+ * Parses `   <digits>[ kB]` in [start, end) (blanks around the unit allowed);
+ * undefined when malformed or the unit is not the expected one. Reads the
+ * digits where they are (no substring, no Number(string)) up to 15 of them:
+ * meminfo is read at every tick.
+ */
 function parseValue(text: string, start: number, end: number, kb: boolean): number | undefined {
   let i = start;
   while (i < end && text.charCodeAt(i) === 32) i++;
   let j = i;
-  while (j < end && text.charCodeAt(j) !== 32) j++;
-  const raw = parseU64(text.slice(i, j));
-  if (raw === undefined) return undefined;
-  const unit = text.slice(j, end).trim();
-  if (kb ? unit !== 'kB' : unit !== '') return undefined;
-  const n = Number(raw);
+  let n = 0;
+  for (; j < end; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 32) break;
+    if (c < 48 || c > 57) return undefined;
+    n = n * 10 + (c - 48);
+  }
+  if (j === i) return undefined;
+  if (j - i > SAFE_DIGITS) {
+    const raw = parseU64(text.slice(i, j));
+    if (raw === undefined) return undefined;
+    n = Number(raw);
+  }
+  // the unit as the kernel prints it, or else as trimmed text
+  const printed = kb ? j + 3 === end && text.startsWith(' kB', j) : j === end;
+  if (!printed && text.slice(j, end).trim() !== (kb ? 'kB' : '')) return undefined;
   return kb ? n * BYTES_PER_KB : n;
 }
