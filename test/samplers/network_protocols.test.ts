@@ -2,7 +2,7 @@ import test from 'ava';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseProtocolBlocks } from '../../src/samplers/network/protocols/parse.js';
+import { HEADER_MEMO_MAX, parseProtocolBlocks, type HeaderMemo } from '../../src/samplers/network/protocols/parse.js';
 import { FIELD_SPECS, networkProtocolsSampler } from '../../src/samplers/network/protocols/sampler.js';
 import type { Point } from '../../src/samplers/types.js';
 import { SamplerUnsupportedError } from '../../src/samplers/types.js';
@@ -72,6 +72,31 @@ test('parseProtocolBlocks resynchronises after a missing or stray line, never th
   );
   t.deepEqual(parseProtocolBlocks(''), { blocks: [], skipped: 0 });
   t.notThrows(() => parseProtocolBlocks(':\n:::\n\u0000: :'));
+});
+
+test('parseProtocolBlocks gives the same with headers kept from read to read as without', (t) => {
+  const snmp = fixture('rootfs/proc/net/snmp');
+  const netstat = fixture('rootfs/proc/net/netstat');
+  const reads = [
+    snmp,
+    netstat,
+    snmp,
+    snmp.replace('Tcp: RtoAlgorithm', 'Tcp: RtoAlgorithmX'), // a header changed
+    snmp.replace(/^Tcp: RtoAlgorithm RtoMin/m, 'Tcp: RtoMin'), // a field gone: its values no longer match
+    fixture('bad/network_protocols/net/snmp'),
+    ['Tcp: A B', 'Udp: X Y', 'Udp: 1 2', 'garbage', 'Ip: P', 'Ip: 7', 'IpExt: Q R'].join('\n'),
+    snmp,
+    netstat,
+  ];
+  const memo: HeaderMemo = new Map();
+  for (const [i, text] of reads.entries()) t.deepEqual(parseProtocolBlocks(text, memo), parseProtocolBlocks(text), `read ${i}`);
+  // a header seen again is split once: the fields are the kept array
+  const again = parseProtocolBlocks(snmp, memo).blocks.find((b) => b.protocol === 'Tcp');
+  t.is(again?.fields, memo.get('Tcp')?.fields);
+  // bounded: more protocols than it holds start it again
+  const many = Array.from({ length: HEADER_MEMO_MAX + 5 }, (_, i) => `P${i}: a b\nP${i}: 1 2`).join('\n');
+  t.is(parseProtocolBlocks(many, memo).blocks.length, HEADER_MEMO_MAX + 5);
+  t.true(memo.size <= HEADER_MEMO_MAX);
 });
 
 test('network_protocols reads RetransSegs, u64 beyond 2^53, and works without netstat', async (t) => {

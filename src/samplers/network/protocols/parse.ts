@@ -25,7 +25,7 @@ export interface ProtocolTable {
   readonly skipped: number;
 }
 
-interface Header {
+export interface Header {
   readonly protocol: string;
   readonly header: string;
   readonly fields: readonly string[];
@@ -37,11 +37,34 @@ function tokens(line: string, colon: number): string[] {
 }
 
 /**
+ * The last header line of each protocol and its field names: the caller
+ * keeps one from read to read, and the headers, which do not change while
+ * the kernel runs, are split once instead of at every read.
+ */
+export type HeaderMemo = Map<string, Header>;
+
+/** protocols a HeaderMemo holds before it starts again (a kernel prints about ten) */
+export const HEADER_MEMO_MAX = 64;
+
+function header(protocol: string, line: string, colon: number, memo: HeaderMemo | undefined): Header {
+  const known = memo?.get(protocol);
+  if (known !== undefined && known.header === line) return known;
+  const made: Header = { protocol, header: line, fields: tokens(line, colon) };
+  if (memo !== undefined) {
+    if (memo.size >= HEADER_MEMO_MAX) memo.clear();
+    memo.set(protocol, made);
+  }
+  return made;
+}
+
+/**
  * Pairs header and value lines into blocks. A line whose protocol differs
  * from the pending header's starts a new pair (the pending header is counted
  * as skipped), so one damaged block does not shift the others. Never throws.
+ * `memo` (optional, kept by the caller) saves splitting headers seen before;
+ * the result is the same with it or without.
  */
-export function parseProtocolBlocks(text: string): ProtocolTable {
+export function parseProtocolBlocks(text: string, memo?: HeaderMemo): ProtocolTable {
   const blocks: ProtocolBlock[] = [];
   let skipped = 0;
   let pending: Header | undefined;
@@ -63,7 +86,7 @@ export function parseProtocolBlocks(text: string): ProtocolTable {
       continue;
     }
     if (pending !== undefined) skipped++;
-    pending = { protocol, header: line, fields: tokens(line, colon) };
+    pending = header(protocol, line, colon, memo);
   }
   if (pending !== undefined) skipped++;
   return { blocks, skipped };

@@ -5,7 +5,7 @@ import { readText, requireSource } from '../../read.js';
 import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import { NO_LABELS } from '../../types.js';
 import * as m from './metrics.js';
-import type { ProtocolBlock } from './parse.js';
+import type { HeaderMemo, ProtocolBlock } from './parse.js';
 import { parseProtocolBlocks } from './parse.js';
 
 const NAME = 'network_protocols';
@@ -179,6 +179,7 @@ export const networkProtocolsSampler: SamplerDefinition = {
       () => false,
     );
     const plans = new Map<string, Plan>();
+    const headers: HeaderMemo = new Map();
     return {
       name: NAME,
       metrics: m.METRICS,
@@ -188,10 +189,10 @@ export const networkProtocolsSampler: SamplerDefinition = {
           hasNetstat ? readText(ctx.procRoot, NETSTAT).catch(() => undefined) : undefined,
         ]);
         const points: Point[] = [];
-        const a = parseProtocolBlocks(snmp);
+        const a = parseProtocolBlocks(snmp, headers);
         let skipped = a.skipped + collect(a.blocks, plans, points);
         if (netstat !== undefined) {
-          const b = parseProtocolBlocks(netstat);
+          const b = parseProtocolBlocks(netstat, headers);
           skipped += b.skipped + collect(b.blocks, plans, points);
         } else if (hasNetstat) {
           skipped++; // netstat went away or failed: its blocks are missing
