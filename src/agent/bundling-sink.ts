@@ -12,9 +12,11 @@
  * At 100 ms and 500 ms, five ticks a message: the agent at 10 Hz took 0.78×
  * the CPU of one message a tick (test/bench/README.md, "bundles of several
  * ticks"); a frame waits at most everyMs − interval longer. A tick as slow
- * as `everyMs` or slower goes at once, with what is kept (at 100 ms, the
- * 1 s tick of cgroup_resources: a third message that second), and so does
- * everything kept at stop.
+ * as `everyMs` or slower goes at once, with what is kept, unless faster
+ * ticks run (one ended within `everyMs` before it): then it waits for their
+ * next bundle, at most `everyMs` (at 100 ms, the 1 s tick of
+ * cgroup_resources and rezolus_self was a third message each second).
+ * Everything kept goes at stop.
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
 import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
@@ -42,6 +44,10 @@ export class BundlingSink implements FrameSink {
   #bytes = 0;
 
   readonly #everyMs: number;
+  /** the boundary of the last tick faster than everyMs: while they run, slower ticks go with their bundles */
+  #fastAt = Number.NEGATIVE_INFINITY;
+  /** the boundary of the slow tick whose frames wait for the next fast bundle, if any */
+  #heldSince: number | undefined;
 
   constructor(next: BundleTarget, host: string, instance: number, everyMs = 0) {
     this.#next = next;
@@ -90,15 +96,28 @@ export class BundlingSink implements FrameSink {
    * No tick (stop): they go.
    */
   endTick(tick?: Tick): void {
+    if (tick !== undefined && tick.intervalMs < this.#everyMs) this.#fastAt = Math.max(this.#fastAt, tick.boundaryMs);
     const count = this.#frames.length;
     if (count === 0) return;
-    if (tick !== undefined && tick.intervalMs < this.#everyMs && tick.boundaryMs % this.#everyMs >= tick.intervalMs) return;
+    if (tick !== undefined && !this.#due(tick)) return;
     // in lent bytes: the publisher gives them back once acked (frame/bundle-bytes.ts)
     const data = encodeBundle(this.#frames, (n) => bundleBytes.take(n));
     // copied: the encoder may write over them (frame/frame-slabs.ts); the sink is their one holder
     for (const f of this.#frames) giveFrameBack(f);
     this.#frames = [];
     this.#bytes = 0;
+    this.#heldSince = undefined;
     this.#next.publishBundle(this.#subject, data, this.#idPrefix, ++this.#seq, count);
+  }
+
+  /** Whether what is kept goes at the end of `tick`. */
+  #due(tick: Tick): boolean {
+    const every = this.#everyMs;
+    // kept since a slow tick for as long as a bundle may wait: it goes, whatever the fast ticks do
+    if (this.#heldSince !== undefined && tick.boundaryMs - this.#heldSince >= every) return true;
+    if (tick.intervalMs < every) return tick.boundaryMs % every < tick.intervalMs;
+    if (tick.boundaryMs - this.#fastAt > every) return true;
+    this.#heldSince ??= tick.boundaryMs;
+    return false;
   }
 }

@@ -177,37 +177,56 @@ test('a tick of more frames than a bundle may hold goes as several bundles, none
   ]);
 });
 
-test('bundle_interval: ticks faster than it are kept and go at each whole multiple of it; slower ticks and stop go at once', (t) => {
+test('bundle_interval: ticks faster than it are kept and go at each whole multiple of it; slower ticks wait for them, at most the interval; stop sends', (t) => {
   const target = new Collector();
   const sink = new BundlingSink(target, 'h', 1, 500);
-  const frame = (name: string, seq: number): void => sink.publishFrame(`rezolus.metrics.h.${name}`, new Uint8Array(30).fill(seq), `h.${name}.00000001.`, seq);
+  const frame = (name: string, seq: number): void => sink.publishFrame(`rezolus.metrics.h.${name}`, new Uint8Array(30).fill(seq % 256), `h.${name}.00000001.`, seq);
   const sent = (): number[] => target.bundles().map((b) => b.frames);
+  const fast = (ms: number): void => {
+    frame('fast', ms / 100);
+    sink.endTick({ boundaryMs: ms, intervalMs: 100 });
+  };
+  const slow = (ms: number): void => {
+    frame('slow', ms / 1000);
+    sink.endTick({ boundaryMs: ms, intervalMs: 1000 });
+  };
   // 100 ms ticks from 10.1 s: 10.1 … 10.4 are kept, 10.5 sends the five
   for (let i = 1; i <= 5; i++) {
-    frame('fast', i);
-    sink.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
+    fast(10_000 + i * 100);
     t.deepEqual(sent(), i < 5 ? [] : [5], `after the tick at ${10_000 + i * 100} ms`);
   }
-  // 10.6 … 11.0, and a 1 s sampler's tick at 11.0 ending after the fast one: it goes at once too
-  for (let i = 6; i <= 10; i++) {
-    frame('fast', i);
-    sink.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
-  }
-  frame('slow', 1);
-  sink.endTick({ boundaryMs: 11_000, intervalMs: 1000 });
-  t.deepEqual(sent(), [5, 5, 1]);
-  // ticks of 300 ms: each goes with the first tick at or past a multiple of 500 ms (11.7, 12.0, 12.6, 13.2, 13.5)
-  for (const b of [11_700, 12_000, 12_300, 12_600, 12_900, 13_200, 13_500]) {
+  // 10.6 … 11.0 go at 11.0; a 1 s sampler's tick at 11.0 ending after it waits for the next bundle (11.5)
+  for (let ms = 10_600; ms <= 11_000; ms += 100) fast(ms);
+  slow(11_000);
+  t.deepEqual(sent(), [5, 5], 'the slow tick is kept while fast ticks run');
+  for (let ms = 11_100; ms <= 11_500; ms += 100) fast(ms);
+  t.deepEqual(sent(), [5, 5, 6]);
+  // the slow tick at 12.0 ending before the fast one: both go with it
+  for (let ms = 11_600; ms <= 11_900; ms += 100) fast(ms);
+  slow(12_000);
+  t.deepEqual(sent(), [5, 5, 6]);
+  fast(12_000);
+  t.deepEqual(sent(), [5, 5, 6, 6], 'two messages a second, not three');
+  // fast ticks stopped (none within the interval): a slow tick goes at once
+  slow(13_000);
+  t.deepEqual(sent().slice(4), [1]);
+  // kept since a slow tick for the whole interval: the next tick sends it, even off a multiple
+  fast(13_900);
+  slow(14_000);
+  t.is(sent().length, 5);
+  fast(14_600); // 14.6 is not the first tick past 14.5: kept under the fast rule alone
+  t.deepEqual(sent().slice(5), [3], 'held since 14.0: due at 14.5');
+  // ticks of 300 ms: each goes with the first tick at or past a multiple of 500 ms (14.7, 15.0, 15.6, 16.2, 16.5)
+  for (const b of [14_700, 15_000, 15_300, 15_600, 15_900, 16_200, 16_500]) {
     frame('mid', b);
     sink.endTick({ boundaryMs: b, intervalMs: 300 });
   }
-  t.deepEqual(sent().slice(3), [1, 1, 2, 2, 1]);
+  t.deepEqual(sent().slice(6), [1, 1, 2, 2, 1]);
   // what is kept goes at stop (no tick)
-  frame('fast', 11);
-  sink.endTick({ boundaryMs: 13_600, intervalMs: 100 });
-  t.is(sent().length, 8);
+  fast(16_600);
+  t.is(sent().length, 11);
   sink.endTick();
-  t.deepEqual(sent().slice(8), [1]);
+  t.deepEqual(sent().slice(11), [1]);
 
   // 0 (and any interval at or above the tick's): every tick at once
   const every = new Collector();
@@ -216,7 +235,9 @@ test('bundle_interval: ticks faster than it are kept and go at each whole multip
     plain.publishFrame('rezolus.metrics.h.fast', new Uint8Array(30), 'h.fast.00000001.', i);
     plain.endTick({ boundaryMs: 10_000 + i * 100, intervalMs: 100 });
   }
-  t.deepEqual(every.bundles().map((b) => b.frames), [1, 1, 1]);
+  plain.publishFrame('rezolus.metrics.h.slow', new Uint8Array(30), 'h.slow.00000001.', 1);
+  plain.endTick({ boundaryMs: 11_000, intervalMs: 1000 });
+  t.deepEqual(every.bundles().map((b) => b.frames), [1, 1, 1, 1]);
 });
 
 test('an agent at 100 ms with bundle_interval 500 ms sends its ticks five at a time, in order, none lost', async (t) => {
