@@ -55,8 +55,8 @@ async function main(): Promise<void> {
     mkdirSync(join(root, 'sys'));
     // read and written, not copied: procfs says its files are empty, and a copy would be
     for (const f of FILES) writeFileSync(join(root, 'proc', f), readFileSync(join('/proc', f)));
-    const trees = [['this', resolve(import.meta.dirname, '..', '..')] as const];
-    if (flags.against !== undefined) trees.push(['against', resolve(flags.against)] as const);
+    const trees: (readonly [string, string])[] = [['this', resolve(import.meta.dirname, '..', '..')]];
+    if (flags.against !== undefined) trees.push(['against', resolve(flags.against)]);
     const samplers = new Map<string, Sampler[]>();
     for (const [label, tree] of trees) {
       const ctx = { procRoot: join(root, 'proc'), sysRoot: join(root, 'sys'), log: silentLogger() };
