@@ -14,9 +14,10 @@
  * ticks"); a frame waits at most everyMs − interval longer. A tick as slow
  * as `everyMs` or slower goes at once, with what is kept, unless faster
  * ticks run (one ended within `everyMs` before it): then it waits for their
- * next bundle, at most `everyMs` (at 100 ms, the 1 s tick of
- * cgroup_resources and rezolus_self was a third message each second).
- * Everything kept goes at stop.
+ * next bundle (at 100 ms, the 1 s tick of cgroup_resources and rezolus_self
+ * was a third message each second), and a timer sends it if that bundle has
+ * not gone `everyMs` plus one fast tick after it began to wait (a fast
+ * sampler that hangs or overruns). Everything kept goes at stop.
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
 import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
@@ -46,8 +47,12 @@ export class BundlingSink implements FrameSink {
   readonly #everyMs: number;
   /** the boundary of the last tick faster than everyMs: while they run, slower ticks go with their bundles */
   #fastAt = Number.NEGATIVE_INFINITY;
+  /** the interval of that tick */
+  #fastMs = 0;
   /** the boundary of the slow tick whose frames wait for the next fast bundle, if any */
   #heldSince: number | undefined;
+  /** sends what a slow tick left waiting if no fast bundle has by then */
+  #deadline: NodeJS.Timeout | undefined;
 
   constructor(next: BundleTarget, host: string, instance: number, everyMs = 0) {
     this.#next = next;
@@ -96,7 +101,10 @@ export class BundlingSink implements FrameSink {
    * No tick (stop): they go.
    */
   endTick(tick?: Tick): void {
-    if (tick !== undefined && tick.intervalMs < this.#everyMs) this.#fastAt = Math.max(this.#fastAt, tick.boundaryMs);
+    if (tick !== undefined && tick.intervalMs < this.#everyMs && tick.boundaryMs >= this.#fastAt) {
+      this.#fastAt = tick.boundaryMs;
+      this.#fastMs = tick.intervalMs;
+    }
     const count = this.#frames.length;
     if (count === 0) return;
     if (tick !== undefined && !this.#due(tick)) return;
@@ -107,6 +115,10 @@ export class BundlingSink implements FrameSink {
     this.#frames = [];
     this.#bytes = 0;
     this.#heldSince = undefined;
+    if (this.#deadline !== undefined) {
+      clearTimeout(this.#deadline);
+      this.#deadline = undefined;
+    }
     this.#next.publishBundle(this.#subject, data, this.#idPrefix, ++this.#seq, count);
   }
 
@@ -117,7 +129,15 @@ export class BundlingSink implements FrameSink {
     if (this.#heldSince !== undefined && tick.boundaryMs - this.#heldSince >= every) return true;
     if (tick.intervalMs < every) return tick.boundaryMs % every < tick.intervalMs;
     if (tick.boundaryMs - this.#fastAt > every) return true;
-    this.#heldSince ??= tick.boundaryMs;
+    if (this.#heldSince === undefined) {
+      this.#heldSince = tick.boundaryMs;
+      // the fast bundle normally comes first; this only bounds the wait when it does not
+      this.#deadline = setTimeout(() => {
+        this.#deadline = undefined;
+        this.endTick();
+      }, every + this.#fastMs);
+      this.#deadline.unref?.();
+    }
     return false;
   }
 }

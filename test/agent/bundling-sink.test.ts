@@ -240,6 +240,47 @@ test('bundle_interval: ticks faster than it are kept and go at each whole multip
   t.deepEqual(every.bundles().map((b) => b.frames), [1, 1, 1, 1]);
 });
 
+test('a slower tick kept for the fast ticks goes by a timer when their bundle does not come (a hung or overrunning fast sampler), and only then', async (t) => {
+  const target = new Collector();
+  const sink = new BundlingSink(target, 'h', 1, 100);
+  const frame = (name: string, seq: number): void => sink.publishFrame(`rezolus.metrics.h.${name}`, new Uint8Array(30).fill(seq), `h.${name}.00000001.`, seq);
+  const until = async (ok: () => boolean): Promise<void> => {
+    for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+  // fast ticks of 20 ms, then a 1 s tick at 10.1 s after the fast bundle of 10.1 s: kept for the next one
+  for (let ms = 10_020; ms <= 10_100; ms += 20) {
+    frame('fast', ms / 20);
+    sink.endTick({ boundaryMs: ms, intervalMs: 20 });
+  }
+  t.deepEqual(target.bundles().map((b) => b.frames), [5]);
+  frame('slow', 1);
+  sink.endTick({ boundaryMs: 10_100, intervalMs: 1000 });
+  t.is(target.bundles().length, 1, 'kept for the fast ticks');
+  // no fast tick ends again: the timer (100 + 20 ms) sends it
+  await until(() => target.bundles().length === 2);
+  t.deepEqual(target.bundles().map((b) => b.frames), [5, 1]);
+
+  // the fast bundle comes in time: it takes the slow frame, and no timer sends anything after it
+  frame('slow', 2);
+  sink.endTick({ boundaryMs: 11_000, intervalMs: 1000 }); // fast ticks stopped a while ago: at once
+  t.deepEqual(target.bundles().map((b) => b.frames), [5, 1, 1]);
+  frame('fast', 1);
+  sink.endTick({ boundaryMs: 11_020, intervalMs: 20 });
+  frame('slow', 3);
+  sink.endTick({ boundaryMs: 11_040, intervalMs: 1000 });
+  for (let ms = 11_040; ms <= 11_100; ms += 20) {
+    frame('fast', ms / 20);
+    sink.endTick({ boundaryMs: ms, intervalMs: 20 });
+  }
+  t.deepEqual(target.bundles().map((b) => b.frames), [5, 1, 1, 6]);
+  frame('fast', 9);
+  sink.endTick({ boundaryMs: 11_120, intervalMs: 20 });
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(target.bundles().length, 4, 'the fast frame of 11.12 s is still kept: no timer left behind');
+  sink.endTick();
+  t.deepEqual(target.bundles().map((b) => b.frames), [5, 1, 1, 6, 1]);
+});
+
 test('an agent at 100 ms with bundle_interval 500 ms sends its ticks five at a time, in order, none lost', async (t) => {
   const target = new Collector();
   const agent = agentOf(new BundlingSink(target, 'h', 1, 500), [fake('fake_a'), fake('fake_b')], 100);
