@@ -97,8 +97,9 @@ export class BundlingSink implements FrameSink {
   /**
    * The agent's tick is over: the frames kept since the last bundle go as
    * one (nothing when there are none), unless the tick is faster than
-   * `everyMs` and not the first of its interval at or past a multiple of it.
-   * No tick (stop): they go.
+   * `everyMs` and not the first of its interval at or past a multiple of it,
+   * or slower while faster ticks run (#due). No tick (stop, or the timer of
+   * a slower tick's wait): they go.
    */
   endTick(tick?: Tick): void {
     if (tick !== undefined && tick.intervalMs < this.#everyMs && tick.boundaryMs >= this.#fastAt) {
