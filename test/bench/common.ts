@@ -12,14 +12,22 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const ENTRY = join(ROOT, 'dist', 'cli', 'rezolus.js');
 export const NATS_SERVER_BIN = '/usr/sbin/nats-server';
 
-/** The processes this one started and that still run: /proc/<pid>/stat's parent pid (after the command's closing parenthesis). */
+/**
+ * The fields of a /proc/<pid>/stat line after the command: comm may hold spaces and
+ * parentheses, so they start past the last ')'. [0] is field 3 (state), [1] the parent pid.
+ */
+function statFields(pid: number | string): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
+/** The processes this one started and that still run (their parent pid is this one's). */
 export function childPids(parent = process.pid): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === parent) out.push(Number(entry));
+      if (Number(statFields(entry)[1]) === parent) out.push(Number(entry));
     } catch {
       // gone meanwhile
     }
@@ -61,10 +69,8 @@ export const CLK_TCK = clockTicksPerSecond();
 
 /** utime and stime of a process, in clock ticks (all its threads). */
 export function cpuTicksSplit(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  // comm may hold spaces and parentheses: the fields after it start past the last ')'.
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state); utime is field 14, stime field 15.
+  const rest = statFields(pid);
+  // utime is field 14, stime field 15
   return { user: Number(rest[11]), system: Number(rest[12]) };
 }
 
