@@ -43,12 +43,19 @@ static __always_inline u32 h2_index(u64 v)
   return (p - H2_GROUPING_POWER + 1) * (1U << H2_GROUPING_POWER) + (u32)offset;
 }
 
-/* Adds one observation of v to histogram k of the map. */
-static __always_inline void histogram_add(void *map, u32 k, u64 v)
+/* Adds n observations of v to histogram k of the map (n > 1: one sampled
+ * observation standing for n). */
+static __always_inline void histogram_add_n(void *map, u32 k, u64 v, u64 n)
 {
   u32 idx = k * H2_BUCKETS + h2_index(v);
   u64 *count = bpf_map_lookup_elem(map, &idx);
-  if (count) __sync_fetch_and_add(count, 1);
+  if (count) __sync_fetch_and_add(count, n);
+}
+
+/* Adds one observation of v to histogram k of the map. */
+static __always_inline void histogram_add(void *map, u32 k, u64 v)
+{
+  histogram_add_n(map, k, v, 1);
 }
 
 #endif

@@ -3,8 +3,16 @@
  *
  *   sys_enter  looks the class up once; counts it per CPU and per cgroup
  *              while counts are on; stamps the thread's start while latency
- *              is on
- *   sys_exit   attached only while latency is on: one h2 histogram per class
+ *              is on (every syscall of its class, or a random 1 in
+ *              2^sample_shift[class])
+ *   sys_exit   attached only while latency is on: one h2 histogram per class;
+ *              a syscall timed as 1 in 2^shift is added 2^shift times
+ *
+ * Timing costs two clock reads and a histogram add per syscall, twice what
+ * counting does; userspace raises sample_shift when more syscalls a second
+ * of a class come than its budget (src/samplers/syscall/shared/sampling.ts),
+ * so that a host doing millions a second pays about the cost of counting
+ * them, while rarer classes are still timed one by one.
  *
  * Userspace (src/samplers/syscall/shared/) loads the object once for
  * whichever samplers are enabled, sets `enabled` (a global in .bss) and
@@ -26,16 +34,24 @@
 
 struct start {
   u64 ts;
-  u32 cls;
-  /* `epoch` when stamped: a stamp from before latency was last turned on
-   * (left while it was off) is not taken */
-  u32 epoch;
+  u8 cls;
+  /* the sample_shift it was timed under: it stands for 2^shift syscalls */
+  u8 shift;
+  /* `epoch` when stamped (its low 16 bits): a stamp from before latency was
+   * last turned on (left while it was off) is not taken */
+  u16 epoch;
+  /* the thread's xorshift32 state, which picks the syscalls timed while its
+   * class is sampled (a helper call such as bpf_get_prandom_u32 costs more
+   * than this on CPUs whose return-thunk mitigations make calls dear) */
+  u32 rnd;
 };
 
-/* Written by userspace through the .bss map: which samplers are on, and the
- * latency epoch (raised each time latency is turned on). */
+/* Written by userspace through the .bss map: which samplers are on, the
+ * latency epoch (raised each time latency is turned on) and each class's
+ * sampling shift (0: every syscall of the class is timed; at most 20). */
 volatile u32 enabled;
 volatile u32 epoch;
+volatile u8 sample_shift[CLASSES];
 
 COUNTER_BANK(counters, BANK_WIDTH);
 ID_ARRAY(classes, u32, MAX_SYSCALL);
@@ -66,9 +82,27 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
     u32 tid = t->pid;
     struct start *s = bpf_map_lookup_elem(&started, &tid);
     if (s) {
-      s->cls = cls;
-      s->epoch = epoch;
-      s->ts = bpf_ktime_get_ns();
+      u32 shift = sample_shift[cls] & 31;
+      bool timed = shift == 0;
+      if (!timed) {
+        u32 x = s->rnd;
+        if (x == 0) x = tid * 2654435761U | 1;
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        s->rnd = x;
+        /* the top bits: a xorshift's best */
+        timed = (x >> (32 - shift)) == 0;
+      }
+      if (timed) {
+        s->cls = (u8)cls;
+        s->shift = (u8)shift;
+        s->epoch = (u16)epoch;
+        s->ts = bpf_ktime_get_ns();
+      } else if (s->ts) {
+        /* not timed: no stamp of an earlier syscall may stand for this one */
+        s->ts = 0;
+      }
     }
   }
   return 0;
@@ -87,8 +121,8 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
   s->ts = 0;
   /* A new thread's first sys_exit (the return from clone) has no sys_enter of
    * its own: a stamp older than the thread was left by an exited one. */
-  if (began < task_start_ns(t) || s->epoch != epoch) return 0;
+  if (began < task_start_ns(t) || s->epoch != (u16)epoch) return 0;
   u32 cls = s->cls;
-  if (now > began && cls < CLASSES) histogram_add(&latency, cls, now - began);
+  if (now > began && cls < CLASSES) histogram_add_n(&latency, cls, now - began, 1ULL << (s->shift & 31));
   return 0;
 }

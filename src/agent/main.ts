@@ -139,7 +139,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
       const off = definition.kernel === true && !config.kernel.enabled;
       return { definition, ...own, enabled: own.enabled && !off, ...(off && own.enabled ? { reason: 'kernel samplers are off ([kernel] enabled = false)' } : {}) };
     }),
-    context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats, cgroups: config.cgroups },
+    context: { procRoot: config.procfs, sysRoot: config.sysfs, bpfStats: config.kernel.bpfStats, syscallTimingBudget: config.kernel.syscallTimingBudget, cgroups: config.cgroups },
     sink: snapshots,
     descriptorTtlMs: config.descriptorTtlMs,
     descriptorKeepMs: config.stream.maxAgeMs,

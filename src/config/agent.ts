@@ -6,6 +6,7 @@ import { readNatsSecurity, type NatsSecurity } from './nats.js';
 import { httpToken } from './http-token.js';
 import { DEFAULT_STREAM } from '../bus/subjects.js';
 import { MAX_BUNDLE_INTERVAL_MS } from '../frame/bundle.js';
+import { DEFAULT_TIMING_BUDGET } from '../samplers/syscall/shared/sampling.js';
 
 export const AGENT_SPEC: FileSpec = {
   general: {
@@ -54,6 +55,7 @@ export const AGENT_SPEC: FileSpec = {
     doc: 'Samplers that read the live kernel through BPF programs and perf events (they need root; BPF needs BTF).',
     keys: {
       enabled: { type: 'boolean', default: true, doc: 'Run them (each still obeys its own [samplers.<name>] table). false reports them disabled: for an agent whose procfs root is a fixture.' },
+      syscall_timing_budget: { type: 'integer', default: DEFAULT_TIMING_BUDGET, min: 0, max: 1e9, doc: 'syscall_latency times each syscall of a class while the class runs at most this many a second per CPU. Above it, a random 1 in 2^k of the class\'s syscalls is timed and counted 2^k times, k chosen each refresh from the last interval\'s rate: the percentiles stay unbiased, the histogram counts become estimates in steps of 2^k, and a host doing millions of syscalls a second pays about what counting them costs instead of twice that. 0: time every syscall (exact counts).' },
       bpf_stats: { type: 'boolean', default: false, doc: 'Have the kernel count run count and run time of every BPF program while the agent runs (BPF_ENABLE_STATS, released on exit; costs tens of ns per program run), so rezolus_bpf publishes them. Off, rezolus_bpf publishes zeros unless sysctl kernel.bpf_stats_enabled=1.' },
     },
   },
@@ -115,7 +117,7 @@ export interface AgentConfig {
   readonly bundleIntervalMs: number;
   readonly descriptorTtlMs: number;
   readonly bufferMaxBytes: number;
-  readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean };
+  readonly kernel: { readonly enabled: boolean; readonly bpfStats: boolean; readonly syscallTimingBudget?: number };
   readonly cgroups: { readonly maxCgroups: number; readonly maxDepth: number; readonly openFiles: number };
   /** where to serve the snapshot; undefined = not served */
   readonly http: { readonly host: string; readonly port: number; readonly token?: string } | undefined;
@@ -177,7 +179,7 @@ export function loadAgentConfig(path: string | undefined, samplerList: readonly 
     bundleIntervalMs: s('stream', 'bundle_interval') as number,
     descriptorTtlMs: s('descriptors', 'ttl') as number,
     bufferMaxBytes: s('buffer', 'max_bytes') as number,
-    kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean },
+    kernel: { enabled: s('kernel', 'enabled') as boolean, bpfStats: s('kernel', 'bpf_stats') as boolean, syscallTimingBudget: s('kernel', 'syscall_timing_budget') as number },
     cgroups: {
       maxCgroups: s('cgroups', 'max_cgroups') as number,
       maxDepth: s('cgroups', 'max_depth') as number,

@@ -30,6 +30,8 @@ export interface SamplerContext {
   readonly bpfEvents?: Readonly<Record<string, string>>;
   /** keep BPF run-time statistics on while the agent runs ([kernel] bpf_stats) */
   readonly bpfStats?: boolean;
+  /** [kernel] syscall_timing_budget: syscalls a second per CPU and class that syscall_latency times one by one (0: every syscall) */
+  readonly syscallTimingBudget?: number;
   /** [cgroups] in agent.toml: the cardinality bound of container telemetry */
   readonly cgroups?: { readonly maxCgroups: number; readonly maxDepth: number; readonly openFiles?: number };
 }

@@ -67,7 +67,7 @@ test('loadAgentConfig without a file gives every default', (t) => {
     bundleIntervalMs: 500,
     descriptorTtlMs: 86_400_000,
     bufferMaxBytes: 67_108_864,
-    kernel: { enabled: true, bpfStats: false },
+    kernel: { enabled: true, bpfStats: false, syscallTimingBudget: 10_000 },
     cgroups: { maxCgroups: 1024, maxDepth: 6, openFiles: 1024 },
     http: { host: '127.0.0.1', port: 4241 },
   };
@@ -186,6 +186,8 @@ const AGENT_ERRORS: readonly [string, string, RegExp[]][] = [
   ['a number where a string belongs', '[general]\nhost = 42\n', [/\[general\] host/, /must be a string/, /got 42$/]],
   ['an integer out of range', '[stream]\nreplicas = 7\n', [/\[stream\] replicas/, /from 1 to 5/, /got 7$/]],
   ['a fractional integer', '[stream]\nmax_msgs_per_subject = 1.5\n', [/\[stream\] max_msgs_per_subject/, /got 1\.5$/]],
+  ['a negative syscall timing budget', '[kernel]\nsyscall_timing_budget = -1\n', [/\[kernel\] syscall_timing_budget/, /got -1$/]],
+  ['a syscall timing budget that is not a number', '[kernel]\nsyscall_timing_budget = "lots"\n', [/\[kernel\] syscall_timing_budget/, /"lots"/]],
   ['a bad size', '[buffer]\nmax_bytes = "lots"\n', [/\[buffer\] max_bytes/, /must be a size/, /"lots"/]],
   ['a zero size', '[stream]\nmax_bytes = "0B"\n', [/\[stream\] max_bytes/, /"0B"/]],
   ['a max_age below 1s', '[stream]\nmax_age = "500ms"\n', [/\[stream\] max_age/, /at least 1000ms/, /"500ms"/]],

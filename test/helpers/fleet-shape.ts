@@ -41,7 +41,7 @@ const KERNEL_SHAPES: readonly (readonly [string, number, number])[] = [
   ['rezolus_bpf', 20, 0],
   ['scheduler_runqueue', 2, 3],
   ['syscall_counts', 12, 0],
-  ['syscall_latency', 0, 12],
+  ['syscall_latency', 16, 12], // syscall_latency_timed: a gauge per class
   ['tcp_connect_latency', 0, 1],
   ['tcp_packet_latency', 0, 1],
   ['tcp_receive', 0, 2],

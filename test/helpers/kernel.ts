@@ -36,12 +36,13 @@ export class KernelHarness {
     private readonly sink: KeepingSink,
   ) {}
 
-  static async start(names: readonly string[], context: Partial<SamplerContext> = {}): Promise<KernelHarness> {
+  /** `intervalMs`: how often the agent refreshes on its own besides read() (tests read when they choose) */
+  static async start(names: readonly string[], context: Partial<SamplerContext> = {}, intervalMs = 60_000): Promise<KernelHarness> {
     const sink = new KeepingSink();
     const agent = new Agent({
       host: 'kernel-test',
       instance: 1,
-      samplers: SAMPLERS.map((definition) => ({ definition, enabled: names.includes(definition.name), intervalMs: 60_000 })),
+      samplers: SAMPLERS.map((definition) => ({ definition, enabled: names.includes(definition.name), intervalMs })),
       context: { procRoot: '/proc', sysRoot: '/sys', ...context },
       sink,
       descriptorTtlMs: 3_600_000,
@@ -57,9 +58,9 @@ export class KernelHarness {
     return s;
   }
 
-  /** Refreshes every sampler now and returns the series of `sampler`'s frame. */
-  async read(sampler: string): Promise<Values> {
-    await this.agent.tickOnce();
+  /** Refreshes every sampler now (unless `tick` is false: the frame of the last refresh) and returns the series of `sampler`'s frame. */
+  async read(sampler: string, tick = true): Promise<Values> {
+    if (tick) await this.agent.tickOnce();
     const data = [...this.sink.latest.entries()].find(([subject]) => subject.endsWith(`.${sampler}`))?.[1];
     if (data === undefined) throw new Error(`${sampler} published no frame`);
     const raw = decodeFrame(data);

@@ -1,7 +1,9 @@
+import { cpus } from 'node:os';
 import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
 import { defineSyscallSampler } from '../shared/define.js';
+import { DEFAULT_TIMING_BUDGET, SamplingPlan } from '../shared/sampling.js';
 import { SYSCALL_CLASSES } from '../classes.js';
-import { METRICS, syscallLatency } from './metrics.js';
+import { METRICS, syscallLatency, syscallLatencyTimed } from './metrics.js';
 
 const NAME = 'syscall_latency';
 const OPS: readonly Labels[] = SYSCALL_CLASSES.map((op) => Object.freeze({ op }));
@@ -10,11 +12,22 @@ export const syscallLatencySampler: SamplerDefinition = defineSyscallSampler({
   name: NAME,
   description: 'Syscall latency histograms by class (BPF, tp_btf sys_enter and sys_exit).',
   metrics: METRICS,
-  reader(bpf) {
+  reader(bpf, ctx, handle) {
     const views = OPS.map((_, k) => bpf.histogram('latency', k));
+    const plan = new SamplingPlan(OPS.length, Math.max(1, cpus().length), ctx.syscallTimingBudget ?? DEFAULT_TIMING_BUDGET, Date.now());
+    const totals = new Float64Array(OPS.length);
     return (): Reading => {
       const points: Point[] = [];
-      for (let k = 0; k < OPS.length; k++) points.push({ metric: syscallLatency, labels: OPS[k]!, value: views[k]!.read() });
+      for (let k = 0; k < OPS.length; k++) {
+        const value = views[k]!.read();
+        let total = 0;
+        for (const c of value.count) total += c;
+        totals[k] = total;
+        points.push({ metric: syscallLatency, labels: OPS[k]!, value });
+      }
+      // the shares these histograms were timed at, before the rates just read choose the next ones
+      for (let k = 0; k < OPS.length; k++) points.push({ metric: syscallLatencyTimed, labels: OPS[k]!, value: 1 / 2 ** plan.shifts[k]! });
+      if (plan.update(totals, Date.now())) handle.setSampleShifts(plan.shifts);
       return { points, skipped: 0 };
     };
   },

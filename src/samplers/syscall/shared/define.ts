@@ -6,15 +6,15 @@
 import type { MetricDecl } from '../../../metrics/metric.js';
 import type { Reading, Sampler, SamplerContext, SamplerDefinition } from '../../types.js';
 import type { LoadedBpf } from '../../kernel/load.js';
-import { acquireSyscallBpf, type SyscallRole } from './hub.js';
+import { acquireSyscallBpf, type SyscallBpfHandle, type SyscallRole } from './hub.js';
 import { LAYOUT } from './maps.js';
 
 export interface SyscallSamplerSpec {
   readonly name: SyscallRole;
   readonly description: string;
   readonly metrics: readonly MetricDecl[];
-  /** builds the views once and returns the refresh */
-  reader(bpf: LoadedBpf, ctx: SamplerContext): () => Reading;
+  /** builds the views once and returns the refresh (`handle` sets the role's own globals) */
+  reader(bpf: LoadedBpf, ctx: SamplerContext, handle: SyscallBpfHandle): () => Reading;
 }
 
 export function defineSyscallSampler(spec: SyscallSamplerSpec): SamplerDefinition {
@@ -28,7 +28,7 @@ export function defineSyscallSampler(spec: SyscallSamplerSpec): SamplerDefinitio
       const handle = acquireSyscallBpf(spec.name, ctx);
       let read: () => Reading;
       try {
-        read = spec.reader(handle.bpf, ctx);
+        read = spec.reader(handle.bpf, ctx, handle);
       } catch (error) {
         handle.release();
         throw error;

@@ -20,6 +20,7 @@ import type { SamplerContext } from '../../types.js';
 import { SamplerUnsupportedError } from '../../types.js';
 import { openBpf, releaseBtf, type LoadedBpf } from '../../kernel/load.js';
 import { registerLoaded, unregisterLoaded } from '../../kernel/loaded.js';
+import { SYSCALL_CLASSES } from '../classes.js';
 import { fillClasses } from '../table.js';
 import { COUNTS, LATENCY, LAYOUT } from './maps.js';
 
@@ -35,6 +36,8 @@ export interface SyscallBpfHandle {
   readonly bpf: LoadedBpf;
   /** why this role runs with less than its programs; undefined when whole */
   readonly degraded: string | undefined;
+  /** sets each class's sampling shift (sampling.ts; latency's own), written to the object when one changed */
+  setSampleShifts(shifts: Uint8Array): void;
   release(): void;
 }
 
@@ -43,9 +46,11 @@ interface Shared {
   readonly roles: Set<SyscallRole>;
   /** the roles its maps are sized for */
   readonly sized: ReadonlySet<SyscallRole>;
-  /** the .bss map that holds `enabled` and `epoch` */
+  /** the .bss map that holds `enabled`, `epoch` and `sample_shift` */
   readonly bss: string;
   epoch: number;
+  /** sample_shift[class]: 0 times every syscall of the class */
+  readonly shifts: Uint8Array;
   registeredAs: string | undefined;
 }
 
@@ -70,7 +75,7 @@ function open(role: SyscallRole, ctx: SamplerContext): Shared {
     });
     const bss = bpf.object.maps().find((m) => m.name.endsWith('.bss'))?.name;
     if (bss === undefined) throw new Error(`${LAYOUT.object} has no .bss map for its globals`);
-    return { bpf, roles: new Set(), sized, bss, epoch: 0, registeredAs: undefined };
+    return { bpf, roles: new Set(), sized, bss, epoch: 0, shifts: new Uint8Array(SYSCALL_CLASSES.length), registeredAs: undefined };
   } catch (error) {
     bpf?.close();
     throw error;
@@ -79,13 +84,14 @@ function open(role: SyscallRole, ctx: SamplerContext): Shared {
   }
 }
 
-/** Writes `enabled` and `epoch` (two u32 at the start of .bss) and re-registers the object under its roles. */
+/** Writes the globals (.bss: u32 enabled, u32 epoch, u8 sample_shift[classes]) and re-registers the object under its roles. */
 function publish(s: Shared): void {
   let bits = 0;
   for (const r of s.roles) bits |= ROLES[r].bit;
-  const value = Buffer.alloc(8);
+  const value = Buffer.alloc(8 + s.shifts.length);
   value.writeUInt32LE(bits, 0);
   value.writeUInt32LE(s.epoch, 4);
+  value.set(s.shifts, 8);
   s.bpf.object.update(s.bss, Buffer.alloc(4), value);
   const name = ALL.filter((r) => s.roles.has(r)).join('+');
   if (s.registeredAs !== name) {
@@ -132,7 +138,10 @@ export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): Sysca
   }
   if (found === undefined) instances.push(s);
   s.roles.add(role);
-  if (role === 'syscall_latency') s.epoch = (s.epoch + 1) >>> 0 || 1;
+  if (role === 'syscall_latency') {
+    s.epoch = (s.epoch + 1) >>> 0 || 1;
+    s.shifts.fill(0);
+  }
   // bits first, then sys_exit: a sys_exit attached before stamps exist finds none
   publish(s);
   const failed = syncAttached(s).filter((d) => programs.some((p) => d.startsWith(`${p}: `)));
@@ -142,6 +151,11 @@ export function acquireSyscallBpf(role: SyscallRole, ctx: SamplerContext): Sysca
   return {
     bpf: s.bpf,
     degraded: reasons.length > 0 ? reasons.join('; ') : undefined,
+    setSampleShifts(shifts: Uint8Array): void {
+      if (released || s.shifts.every((v, k) => v === shifts[k])) return;
+      s.shifts.set(shifts.subarray(0, s.shifts.length));
+      publish(s);
+    },
     release(): void {
       if (released) return;
       released = true;

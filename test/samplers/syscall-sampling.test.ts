@@ -1,0 +1,46 @@
+import test from 'ava';
+import { MAX_SAMPLE_SHIFT, sampleShift, SamplingPlan } from '../../src/samplers/syscall/shared/sampling.js';
+
+test('a class within its budget is timed one by one; above it, the smallest power of two that fits', (t) => {
+  t.is(sampleShift(0, 10_000), 0);
+  t.is(sampleShift(10_000, 10_000), 0);
+  t.is(sampleShift(10_001, 10_000), 1);
+  t.is(sampleShift(20_000, 10_000), 1);
+  t.is(sampleShift(20_001, 10_000), 2);
+  t.is(sampleShift(1_000_000, 10_000), 7); // 1e6 / 128 = 7812 <= 10 000 < 1e6 / 64
+  for (const rate of [10_001, 33_333, 123_456, 999_999, 5e6]) {
+    const k = sampleShift(rate, 10_000);
+    t.true(rate / 2 ** k <= 10_000, `${rate}: ${k}`);
+    t.true(rate / 2 ** (k - 1) > 10_000, `${rate}: ${k} is the smallest`);
+  }
+});
+
+test('budget 0 times every syscall; the shift is bounded; nonsense rates time everything', (t) => {
+  t.is(sampleShift(1e9, 0), 0);
+  t.is(sampleShift(1e15, 1), MAX_SAMPLE_SHIFT);
+  t.is(sampleShift(Number.NaN, 10), 0);
+  t.is(sampleShift(-5, 10), 0);
+});
+
+test('the plan takes each class\'s rate per CPU from the totals between two reads', (t) => {
+  // 4 CPUs, budget 1000 a second per CPU and class
+  const plan = new SamplingPlan(3, 4, 1000, 0);
+  // after 2 s: class 0 ran 4 000 (500/s per CPU), class 1 80 000 (10 000/s per CPU), class 2 none
+  t.true(plan.update([4_000, 80_000, 0], 2000));
+  t.deepEqual([...plan.shifts], [0, 4, 0]); // 10 000 / 16 = 625 <= 1000 < 10 000 / 8
+  // the same rates again: nothing to change
+  t.false(plan.update([8_000, 160_000, 0], 4000));
+  // class 1 falls quiet, class 2 bursts in half a second: 200 000 / 0.5 s / 4 = 100 000 per CPU
+  t.true(plan.update([8_000, 160_000, 200_000], 4500));
+  t.deepEqual([...plan.shifts], [0, 0, 7]);
+});
+
+test('the plan ignores a read at the same instant and a total that went back (a reloaded object)', (t) => {
+  const plan = new SamplingPlan(1, 1, 100, 1000);
+  t.false(plan.update([1e6], 1000));
+  t.deepEqual([...plan.shifts], [0]);
+  t.true(plan.update([1e6], 2000));
+  t.deepEqual([...plan.shifts], [14]); // 1e6 a second: 1e6 / 2^14 = 61 <= 100
+  t.true(plan.update([50], 3000)); // totals below the last: no rate known, timed one by one again
+  t.deepEqual([...plan.shifts], [0]);
+});
