@@ -17,9 +17,12 @@
  *    the run), and one load runs throughout: `perf bench sched pipe` (two
  *    processes ping-ponging over a pipe) plus one CPU-bound node process that
  *    preempts them. In turn, one window of --duration seconds each, the
- *    syscall programs are: both syscall samplers; main's two objects from
- *    before issue 19 (--baseline DIR, loaded raw as their samplers did);
- *    syscall_counts alone; syscall_latency alone; and two floor pairs
+ *    syscall programs are: both syscall samplers, with the default [kernel]
+ *    syscall_timing_budget and with 0 (every syscall timed: the cost before
+ *    sampling), refreshing every second as in an agent, so that a class
+ *    above the budget is timed 1 in 2^k from the second refresh on; main's
+ *    two objects from before issue 19 (--baseline DIR, loaded raw as their
+ *    samplers did); syscall_counts alone; syscall_latency alone; and two floor pairs
  *    (bpf/test/syscall_floor.bpf.c: a sys_enter/sys_exit pair that only reads
  *    the clock, and one that does nothing); and none (syscount's own figure
  *    without ours). run_cnt/run_time_ns deltas per
@@ -32,7 +35,8 @@
  *    runqlat's. Targets: counts + latency <= 150 ns per syscall; the agent's
  *    scheduler programs <= 0.6 x runqlat's ns per sched_switch.
  *    Part 1b, end to end with stats off: ns per getppid() of `perf bench
- *    syscall basic` with each window's programs loaded, and with syscount,
+ *    syscall basic` with each window's programs loaded (after a first loop
+ *    and a refresh, so the samplers have seen its rate), and with syscount,
  *    against the bare loop (interleaved reps): what the programs cost with
  *    the syscall slow path and dispatch that run_time_ns does not see.
  * 2. Userspace cost per refresh of each kernel sampler: the agent's
@@ -70,6 +74,7 @@ import { connect } from '@nats-io/transport-node';
 import { loadNative, type BpfObject, type NativeAddon } from '../../src/native/index.js';
 import { fillClasses } from '../../src/samplers/syscall/table.js';
 import { loadedObjects } from '../../src/samplers/kernel/loaded.js';
+import { DEFAULT_TIMING_BUDGET } from '../../src/samplers/syscall/shared/sampling.js';
 import { SAMPLERS } from '../../src/samplers/registry.js';
 import { METRICS_PREFIX, STATUS_BUCKET } from '../../src/bus/subjects.js';
 import { startNatsServer, type NatsServer } from '../../src/up/nats-server.js';
@@ -239,8 +244,9 @@ function spawnTracked(cmd: string, args: readonly string[], detached = false): C
   return child;
 }
 
-async function startHarness(names: readonly string[], bpfStats = false): Promise<KernelHarness> {
-  const h = await KernelHarness.start(names, { bpfStats });
+/** `refreshMs`: the samplers' own refresh (the syscall timing budget is applied from each refresh's rates, as in an agent) */
+async function startHarness(names: readonly string[], bpfStats = false, budget?: number, refreshMs = 60_000): Promise<KernelHarness> {
+  const h = await KernelHarness.start(names, { bpfStats, ...(budget === undefined ? {} : { syscallTimingBudget: budget }) }, refreshMs);
   procs.harnesses.add(h);
   return h;
 }
@@ -424,7 +430,12 @@ function loadRaw(dir: string, specs: readonly { label: string; relative: string;
 
 const BUILD_BPF = join(ROOT, 'build', 'bpf');
 /** The syscall programs of each window of part 1: our samplers by name, or raw objects. */
-type Variant = { readonly label: string; readonly samplers: readonly string[] } | { readonly label: string; readonly raw: () => RawObjects };
+type Variant =
+  /** budget: [kernel] syscall_timing_budget (the agent's default when absent) */
+  | { readonly label: string; readonly samplers: readonly string[]; readonly budget?: number }
+  | { readonly label: string; readonly raw: () => RawObjects };
+/** The label of the windows with every syscall timed ([kernel] syscall_timing_budget = 0: the cost before sampling). */
+const EVERY = 'both, every syscall timed';
 
 const NONE = 'no syscall programs';
 
@@ -434,6 +445,7 @@ function variants(): Variant[] {
     const dir = BASELINE;
     out.push({ label: 'main (before)', raw: () => loadRaw(dir, [{ label: 'main syscall_counts', relative: 'syscall/counts' }, { label: 'main syscall_latency', relative: 'syscall/latency' }]) });
   }
+  out.push({ label: EVERY, samplers: ['syscall_counts', 'syscall_latency'], budget: 0 });
   out.push({ label: 'counts only', samplers: ['syscall_counts'] });
   out.push({ label: 'latency only', samplers: ['syscall_latency'] });
   out.push({ label: 'floor: clock pair', raw: () => loadRaw(BUILD_BPF, [{ label: 'floor', relative: 'test/syscall_floor', programs: ['enter_clock', 'exit_clock'] }]) });
@@ -443,15 +455,20 @@ function variants(): Variant[] {
   return out;
 }
 
-/** Loads a variant's syscall programs; returns the raw objects to read besides the samplers' and how to unload. */
-async function loadVariant(v: Variant): Promise<{ extra: readonly (readonly [string, BpfObject])[]; unload: () => Promise<void> }> {
+/**
+ * Loads a variant's syscall programs; returns the raw objects to read besides
+ * the samplers', how to unload, and a refresh now (samplers refresh every
+ * `refreshMs` on their own, by default every second as in an agent, so that
+ * the timing budget follows the load).
+ */
+async function loadVariant(v: Variant, refreshMs = 1000): Promise<{ extra: readonly (readonly [string, BpfObject])[]; unload: () => Promise<void>; refresh: () => Promise<void> }> {
   if ('raw' in v) {
     const raw = v.raw();
-    return { extra: raw.objects, unload: async () => raw.close() };
+    return { extra: raw.objects, unload: async () => raw.close(), refresh: async () => undefined };
   }
-  const h = await startHarness(v.samplers);
+  const h = await startHarness(v.samplers, false, v.budget, refreshMs);
   for (const n of v.samplers) if (h.status(n).status.state !== 'active') say(`warning: ${n} is ${h.status(n).status.state}`);
-  return { extra: [], unload: () => stopHarness(h) };
+  return { extra: [], unload: () => stopHarness(h), refresh: () => h.agent.tickOnce() };
 }
 
 function ourPrograms(extra: readonly (readonly [string, BpfObject])[] = []): Map<string, OurProg> {
@@ -583,8 +600,8 @@ const LOOP_CALLS = 2_000_000;
 const LOOP_REPS = 3;
 
 /** ns per getppid() of `perf bench syscall basic`. */
-function perfSyscallNs(): number {
-  const r = spawnSync(PERF_BIN, ['bench', 'syscall', 'basic', '-l', String(LOOP_CALLS)], { encoding: 'utf8', timeout: 60_000 });
+function perfSyscallNs(calls = LOOP_CALLS): number {
+  const r = spawnSync(PERF_BIN, ['bench', 'syscall', 'basic', '-l', String(calls)], { encoding: 'utf8', timeout: 60_000 });
   const us = Number(/([\d.]+) usecs\/op/.exec(r.stdout)?.[1]);
   if (r.status !== 0 || !Number.isFinite(us)) throw new Error(`perf bench syscall basic failed: ${r.stderr || r.stdout}`);
   return us * 1000;
@@ -603,7 +620,16 @@ async function syscallLoop(list: readonly Variant[], withSyscount: boolean): Pro
   type LoopVariant = { label: string; load: () => Promise<() => Promise<void>> };
   const loops: LoopVariant[] = [{ label: 'nothing attached', load: async () => async () => undefined }];
   for (const v of list.filter((x) => x.label !== NONE)) {
-    loops.push({ label: v.label, load: async () => (await loadVariant(v)).unload });
+    loops.push({
+      label: v.label,
+      load: async () => {
+        // no refresh of their own: a first loop, then a refresh, and the samplers have seen the rate the measured loop runs at, as after a second of it in an agent
+        const loaded = await loadVariant(v, 60_000);
+        perfSyscallNs(LOOP_CALLS / 4);
+        await loaded.refresh();
+        return loaded.unload;
+      },
+    });
   }
   if (withSyscount) {
     loops.push({
@@ -686,10 +712,12 @@ function report(phases: readonly Phase[], withSyscount: boolean): void {
   const of = (label: string): typeof figures => figures.filter((f) => f.label === label);
   const both = median(of('both').map((f) => f.oursSys));
   const base = median(of('main (before)').map((f) => f.oursSys));
+  const every = median(of(EVERY).map((f) => f.oursSys));
   const sw = median(figures.map((f) => f.oursSw / f.theirsSw));
   say('');
-  say(`syscall_counts + syscall_latency together: ${fmt(both, 1)} ns per syscall (median of the "both" windows; target <= ${TARGET_SYSCALL_NS})` +
+  say(`syscall_counts + syscall_latency together: ${fmt(both, 1)} ns per syscall (median of the "both" windows, [kernel] syscall_timing_budget ${DEFAULT_TIMING_BUDGET}; target <= ${TARGET_SYSCALL_NS})` +
     (Number.isFinite(base) ? `; main's two objects in the same run: ${fmt(base, 1)} ns (${fmt(both / base, 2)} x)` : ''));
+  if (Number.isFinite(every)) say(`  with every syscall timed (budget 0): ${fmt(every, 1)} ns per syscall; sampled above the budget / every syscall timed = ${fmt(both / every, 2)}`);
   if (withSyscount) say(`  syscount in the same windows: ${fmt(median(of('both').map((f) => f.theirsSys)), 1)} ns per syscall (sys_exit only: a count per syscall id)`);
   say(`whole agent per context switch: ${fmt(median(figures.map((f) => f.oursSw)), 1)} ns, ${fmt(sw, 3)} x runqlat's ${fmt(median(figures.map((f) => f.theirsSw)), 1)} ns (median over all windows; target <= ${TARGET_RUNQLAT_RATIO})`);
   if (!(both <= TARGET_SYSCALL_NS)) missedTarget(`syscall_counts + syscall_latency cost ${fmt(both, 1)} ns per syscall > ${TARGET_SYSCALL_NS} ns (${fmt(both / TARGET_SYSCALL_NS, 2)} x the target)`);
