@@ -44,3 +44,11 @@ test('the plan ignores a read at the same instant and a total that went back (a 
   t.true(plan.update([50], 3000)); // totals below the last: no rate known, timed one by one again
   t.deepEqual([...plan.shifts], [0]);
 });
+
+test('a plan started on filled histograms (a role joining an object kept loaded) takes its rates from there', (t) => {
+  const plan = new SamplingPlan(2, 1, 100, 0, [5e6, 0]);
+  t.false(plan.update([5e6 + 50, 30], 1000)); // 50 and 30 a second: within the budget
+  t.deepEqual([...plan.shifts], [0, 0]);
+  const fresh = new SamplingPlan(2, 1, 100, 0);
+  t.true(fresh.update([5e6 + 50, 30], 1000)); // from zero, the old total reads as 5 million a second
+});

@@ -14,20 +14,25 @@ export const syscallLatencySampler: SamplerDefinition = defineSyscallSampler({
   metrics: METRICS,
   reader(bpf, ctx, handle) {
     const views = OPS.map((_, k) => bpf.histogram('latency', k));
-    const plan = new SamplingPlan(OPS.length, Math.max(1, cpus().length), ctx.syscallTimingBudget ?? DEFAULT_TIMING_BUDGET, Date.now());
     const totals = new Float64Array(OPS.length);
+    const readTotals = (k: number, value: { readonly count: readonly number[] }): void => {
+      let total = 0;
+      for (const c of value.count) total += c;
+      totals[k] = total;
+    };
+    // an object syscall_counts kept loaded may hold this role's histograms from an earlier run: rates start from them
+    for (let k = 0; k < OPS.length; k++) readTotals(k, views[k]!.read());
+    const plan = new SamplingPlan(OPS.length, Math.max(1, cpus().length), ctx.syscallTimingBudget ?? DEFAULT_TIMING_BUDGET, performance.now(), totals);
     return (): Reading => {
       const points: Point[] = [];
       for (let k = 0; k < OPS.length; k++) {
         const value = views[k]!.read();
-        let total = 0;
-        for (const c of value.count) total += c;
-        totals[k] = total;
+        readTotals(k, value);
         points.push({ metric: syscallLatency, labels: OPS[k]!, value });
       }
       // the shares these histograms were timed at, before the rates just read choose the next ones
       for (let k = 0; k < OPS.length; k++) points.push({ metric: syscallLatencyTimed, labels: OPS[k]!, value: 1 / 2 ** plan.shifts[k]! });
-      if (plan.update(totals, Date.now())) handle.setSampleShifts(plan.shifts);
+      if (plan.update(totals, performance.now())) handle.setSampleShifts(plan.shifts);
       return { points, skipped: 0 };
     };
   },

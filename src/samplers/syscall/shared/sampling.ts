@@ -36,11 +36,14 @@ export class SamplingPlan {
     classes: number,
     private readonly cpus: number,
     private readonly budget: number,
-    /** when the histograms were last all zero (the object's load), ms */
+    /** when the plan starts, ms of a monotonic clock */
     startedAtMs: number,
+    /** each class's total then (histograms a reloaded role finds already filled); zeros when absent */
+    startTotals?: ArrayLike<number>,
   ) {
     this.shifts = new Uint8Array(classes);
     this.#last = new Float64Array(classes);
+    if (startTotals !== undefined) for (let k = 0; k < classes; k++) this.#last[k] = startTotals[k] ?? 0;
     this.#lastAt = startedAtMs;
   }
 
