@@ -1,8 +1,9 @@
 /**
  * Which syscalls syscall_latency times. Timing one costs two clock reads
- * and a histogram add in the kernel, about as much again as counting it
- * (test/bench/README.md, "syscall timing budget"); a host doing a million
- * syscalls a second would pay a tenth of a CPU for the histograms alone. So
+ * and a histogram add in the kernel, nearly twice what counting it costs
+ * (test/bench/README.md, "syscall timing budget": ~145 ns of 225 per
+ * syscall on an AMD EPYC VM); a host doing a million syscalls a second
+ * would pay ~15 % of a CPU for the histograms alone. So
  * each class is timed one by one while it runs at most `budget` syscalls a
  * second per CPU, and above that a random 1 in 2^k of its syscalls is timed
  * and added 2^k times (bpf/syscall/shared.bpf.c): the percentiles stay
