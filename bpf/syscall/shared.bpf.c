@@ -34,17 +34,20 @@
 
 struct start {
   u64 ts;
-  u8 cls;
-  /* the sample_shift it was timed under: it stands for 2^shift syscalls */
-  u8 shift;
-  /* `epoch` when stamped (its low 16 bits): a stamp from before latency was
-   * last turned on (left while it was off) is not taken */
-  u16 epoch;
+  /* what was stamped, packed (META_*): the class, the sample_shift it was
+   * timed under (it stands for 2^shift syscalls) and `epoch` (its low 23
+   * bits: a stamp from before latency was last turned on, left while it was
+   * off, is not taken) */
+  u32 meta;
   /* the thread's xorshift32 state, which picks the syscalls timed while its
    * class is sampled (a helper call such as bpf_get_prandom_u32 costs more
    * than this on CPUs whose return-thunk mitigations make calls dear) */
   u32 rnd;
 };
+
+#define META_CLASS_MASK 15
+#define META_SHIFT_AT 4
+#define META_EPOCH_AT 9
 
 /* Written by userspace through the .bss map: which samplers are on, the
  * latency epoch (raised each time latency is turned on) and each class's
@@ -95,9 +98,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
         timed = (x >> (32 - shift)) == 0;
       }
       if (timed) {
-        s->cls = (u8)cls;
-        s->shift = (u8)shift;
-        s->epoch = (u16)epoch;
+        s->meta = cls | shift << META_SHIFT_AT | epoch << META_EPOCH_AT;
         s->ts = bpf_ktime_get_ns();
       } else if (s->ts) {
         /* not timed: no stamp of an earlier syscall may stand for this one */
@@ -121,8 +122,10 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
   s->ts = 0;
   /* A new thread's first sys_exit (the return from clone) has no sys_enter of
    * its own: a stamp older than the thread was left by an exited one. */
-  if (began < task_start_ns(t) || s->epoch != (u16)epoch) return 0;
-  u32 cls = s->cls;
-  if (now > began && cls < CLASSES) histogram_add_n(&latency, cls, now - began, 1ULL << (s->shift & 31));
+  u32 meta = s->meta;
+  if (began < task_start_ns(t) || meta >> META_EPOCH_AT != (epoch << META_EPOCH_AT) >> META_EPOCH_AT) return 0;
+  u32 cls = meta & META_CLASS_MASK;
+  u32 shift = (meta >> META_SHIFT_AT) & 31;
+  if (now > began) histogram_add_n(&latency, cls, now - began, 1ULL << shift);
   return 0;
 }

@@ -27,7 +27,7 @@ export const LAYOUT = {
     /** kernfs id (directory inode) of the cgroup that owns each slot */
     cgroup_inode: { kind: 'packed', entries: MAX_CGROUPS },
     latency: { kind: 'histograms', count: SYSCALL_CLASSES.length },
-    /** struct start { u64 ts; u8 cls; u8 shift; u16 epoch; u32 rnd; } per thread id */
+    /** struct start { u64 ts; u32 meta (class, shift, epoch); u32 rnd; } per thread id */
     started: { kind: 'per-pid', valueSize: 16 },
   },
 } as const satisfies BpfLayout;
