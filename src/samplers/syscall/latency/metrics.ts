@@ -9,8 +9,8 @@ export const syscallLatency = metric({
   description:
     `Time from syscall entry to exit per thread, by class op (${SYSCALL_CLASSES.join(', ')}); ` +
     'BPF on tp_btf sys_enter and sys_exit (raw_syscalls). Syscalls that never return (exit) are not counted. ' +
-    'A class running more than [kernel] syscall_timing_budget syscalls a second per CPU is sampled: 1 in 2^k of its syscalls is timed ' +
-    'and counted 2^k times (syscall_latency_timed), so its counts are estimates and its percentiles unbiased.',
+    'A class running more than [kernel] syscall_timing_budget syscalls a second per CPU is sampled: a random 1 in 2^k of its syscalls is timed ' +
+    'and counted 2^k times (syscall_latency_timed): its distribution stays unbiased, its counts and tail become estimates.',
 });
 
 export const syscallLatencyTimed = metric({
@@ -19,8 +19,9 @@ export const syscallLatencyTimed = metric({
   unit: Unit.Ratio,
   labels: ['op'],
   description:
-    'Fraction of the class\'s syscalls that syscall_latency timed in the interval up to this reading: 1 while the class stays within ' +
-    '[kernel] syscall_timing_budget a second per CPU (every syscall timed, exact counts), 1/2^k above it.',
+    'Share of the class\'s syscalls that syscall_latency timed in the interval up to this reading: 1 (every syscall) or 1/2^k, chosen at the ' +
+    'refresh before from the highest rate of the class\'s last three windows against [kernel] syscall_timing_budget. A syscall that began ' +
+    'under another share counts by that one.',
 });
 
 export const METRICS = [syscallLatency, syscallLatencyTimed] as const;
