@@ -8,11 +8,12 @@
  *   sys_exit   attached only while latency is on: one h2 histogram per class;
  *              a syscall timed as 1 in 2^shift is added 2^shift times
  *
- * Timing costs two clock reads and a histogram add per syscall, twice what
- * counting does; userspace raises sample_shift when more syscalls a second
- * of a class come than its budget (src/samplers/syscall/shared/sampling.ts),
- * so that a host doing millions a second pays about the cost of counting
- * them, while rarer classes are still timed one by one.
+ * Timing costs two clock reads and a histogram add per syscall, nearly twice
+ * what counting does; userspace raises sample_shift when more syscalls a
+ * second of a class come than its budget (src/samplers/syscall/shared/sampling.ts),
+ * so that a host doing millions a second pays for counting them and for
+ * sys_exit's look at the thread's stamp, not for the clock reads, while rarer
+ * classes are still timed one by one.
  *
  * Userspace (src/samplers/syscall/shared/) loads the object once for
  * whichever samplers are enabled, sets `enabled` (a global in .bss) and
