@@ -83,4 +83,43 @@ static __always_inline void cgroup_add(struct task_struct *t, void *counters, u3
   if (c) __sync_fetch_and_add(c, n);
 }
 
+/* Counters that CPUs add to at a high rate (a syscall each) are kept in
+ * CGROUP_STRIPES copies per slot, CPU c adding to copy c % CGROUP_STRIPES:
+ * with one copy, every CPU running the same cgroup's syscalls took the
+ * cache line holding its counters in turn (2.1-2.8x the counting cost with
+ * two CPUs here). Copy s of slot id starts at (id * CGROUP_STRIPES + s) *
+ * width; with width a multiple of 8 each copy owns whole cache lines. The
+ * reader sums the copies. */
+#define CGROUP_STRIPES 8
+
+#define CGROUP_STRIPED_COUNTERS(name, width)                      \
+  struct {                                                        \
+    __uint(type, BPF_MAP_TYPE_ARRAY);                             \
+    __uint(map_flags, BPF_F_MMAPABLE);                            \
+    __type(key, u32);                                             \
+    __type(value, u64);                                           \
+    __uint(max_entries, MAX_CGROUPS * CGROUP_STRIPES * (width));  \
+  } name SEC(".maps")
+
+/* cgroup_add for CGROUP_STRIPED_COUNTERS: adds n to counter k of this CPU's
+ * copy of task t's cgroup slot, zeroing every copy first when a new cgroup
+ * claims the slot. */
+static __always_inline void cgroup_add_striped(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
+{
+  bool fresh;
+  int id = cgroup_slot(t, serials, inodes, &fresh);
+  if (id < 0) return;
+  u32 base = (u32)id * CGROUP_STRIPES * width;
+  if (fresh) {
+    for (u32 j = 0; j < CGROUP_STRIPES * width; j++) {
+      u32 idx = base + j;
+      u64 *c = bpf_map_lookup_elem(counters, &idx);
+      if (c) *c = 0;
+    }
+  }
+  u32 idx = base + (bpf_get_smp_processor_id() % CGROUP_STRIPES) * width + k;
+  u64 *c = bpf_map_lookup_elem(counters, &idx);
+  if (c) __sync_fetch_and_add(c, n);
+}
+
 #endif

@@ -59,8 +59,8 @@ volatile u8 sample_shift[CLASSES];
 
 COUNTER_BANK(counters, BANK_WIDTH);
 ID_ARRAY(classes, u32, MAX_SYSCALL);
-/* cgroup css.id -> BANK_WIDTH class counters (the same classes) */
-CGROUP_COUNTERS(cgroup_syscall, BANK_WIDTH);
+/* cgroup css.id -> CGROUP_STRIPES copies of BANK_WIDTH class counters (the same classes) */
+CGROUP_STRIPED_COUNTERS(cgroup_syscall, BANK_WIDTH);
 CGROUP_SLOTS(cgroup_serial);
 CGROUP_SLOTS(cgroup_inode);
 
@@ -80,7 +80,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
   struct task_struct *t = bpf_get_current_task_btf();
   if (on & COUNTS) {
     counter_add(&counters, BANK_WIDTH, cls, 1);
-    cgroup_add(t, &cgroup_syscall, BANK_WIDTH, cls, 1, &cgroup_serial, &cgroup_inode);
+    cgroup_add_striped(t, &cgroup_syscall, BANK_WIDTH, cls, 1, &cgroup_serial, &cgroup_inode);
   }
   if (on & LATENCY) {
     u32 tid = t->pid;

@@ -121,7 +121,7 @@ test.serial('an agent with latency disabled sizes no per-thread stamps; one enab
   try {
     const c = registered();
     t.is(entries(c!.object, 'started'), 1, 'stamps: one entry, not pid_max');
-    t.is(entries(c!.object, 'cgroup_syscall'), 4096 * 16);
+    t.is(entries(c!.object, 'cgroup_syscall'), 4096 * 8 * 16);
     const latency = await KernelHarness.start(['syscall_latency']);
     try {
       const objects = loadedObjects().filter(([name]) => name.includes('syscall_'));

@@ -102,6 +102,32 @@ test('liveSlots stops at `slots` and skips slots whose counters are all zero', (
   t.deepEqual(got, [{ id: 1, inode: 7, values: [5, 0] }]);
 });
 
+test('liveSlots of striped counters sums each slot\'s copies (CPU c adds to copy c % stripes), past 2^53 as bigints', (t) => {
+  const stripes = 3;
+  const width = 2;
+  const slots = 4;
+  const inodes = new BigUint64Array(slots);
+  const counters = new BigUint64Array(slots * stripes * width);
+  const at = (id: number, copy: number, k: number): number => (id * stripes + copy) * width + k;
+  inodes[0] = 5n;
+  inodes[2] = 6n;
+  inodes[3] = 8n;
+  counters[at(0, 0, 0)] = 1n;
+  counters[at(0, 1, 0)] = 10n;
+  counters[at(0, 2, 1)] = 100n;
+  counters[at(1, 0, 0)] = 99n; // slot 1 has no cgroup (inode 0)
+  counters[at(2, 2, 1)] = 2n ** 53n;
+  counters[at(2, 1, 1)] = 1n; // the sum passes 2^53: a bigint
+  // slot 3 is all zeros in every copy: left out
+  const got = liveSlots(new PackedView(counters.buffer, counters.length), new PackedView(inodes.buffer, slots), width, slots, stripes);
+  t.deepEqual(got, [
+    { id: 0, inode: 5, values: [11, 100] },
+    { id: 2, inode: 6, values: [0, 2n ** 53n + 1n] },
+  ]);
+  // read as one copy per slot, the same words are another layout: copies are not summed
+  t.notDeepEqual(liveSlots(new PackedView(counters.buffer, counters.length), new PackedView(inodes.buffer, slots), width, slots), got);
+});
+
 test('CounterBankView.touched equals the old search for slots whose total is not zero', (t) => {
   const rand = prng(256);
   let touched = 0;

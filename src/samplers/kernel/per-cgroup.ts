@@ -15,6 +15,8 @@ import type { PackedView } from './views.js';
 
 /** The slots of bpf/include/cgroup.h: css ids below this. */
 export const MAX_CGROUPS = 4096;
+/** Copies per slot of bpf/include/cgroup.h's CGROUP_STRIPED_COUNTERS (CPU c adds to copy c % this). */
+export const CGROUP_STRIPES = 8;
 
 export interface CgroupCounts {
   readonly cgroup: string;
@@ -32,9 +34,10 @@ export interface LiveSlot {
 /**
  * The slots below `slots` that have a cgroup (a non-zero inode, found by one
  * native scan of the inode array rather than a read per slot) and any
- * counter not zero, ids ascending.
+ * counter not zero, ids ascending; a slot of `stripes` copies (the striped
+ * counters) is their sum.
  */
-export function liveSlots(counters: PackedView, inodes: PackedView, width: number, slots: number): LiveSlot[] {
+export function liveSlots(counters: PackedView, inodes: PackedView, width: number, slots: number, stripes = 1): LiveSlot[] {
   const live: LiveSlot[] = [];
   const { index, value } = inodes.nonZero();
   for (let j = 0; j < index.length; j++) {
@@ -43,7 +46,8 @@ export function liveSlots(counters: PackedView, inodes: PackedView, width: numbe
     const values: (number | bigint)[] = new Array(width);
     let any = false;
     for (let k = 0; k < width; k++) {
-      const v = counters.get(id * width + k);
+      let v: number | bigint = counters.get(id * stripes * width + k);
+      for (let s = 1; s < stripes; s++) v = addU64(v, counters.get((id * stripes + s) * width + k));
       values[k] = v;
       if (v !== 0) any = true;
     }
@@ -60,11 +64,12 @@ export class PerCgroupCounters {
     private readonly slots: number,
     private readonly paths: CgroupPaths,
     private readonly maxCgroups: number,
+    private readonly stripes = 1,
   ) {}
 
   read(): CgroupCounts[] {
     const found: CgroupCounts[] = [];
-    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots)) {
+    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots, this.stripes)) {
       const cgroup = this.paths.pathOf(BigInt(inode));
       if (cgroup !== undefined) found.push({ cgroup, values });
     }
@@ -80,18 +85,19 @@ export class PerCgroupCounters {
 }
 
 /**
- * The per-cgroup counters of a loaded object (`map`, `width` per slot, with
- * the object's cgroup_inode slots), or undefined, said once, when this host
- * has no hierarchy of the cpu controller to name the cgroups by.
+ * The per-cgroup counters of a loaded object (`map`, `width` per slot in
+ * `stripes` copies, with the object's cgroup_inode slots), or undefined, said
+ * once, when this host has no hierarchy of the cpu controller to name the
+ * cgroups by.
  */
-export function openPerCgroup(bpf: LoadedBpf, ctx: SamplerContext, map: string, width: number): PerCgroupCounters | undefined {
+export function openPerCgroup(bpf: LoadedBpf, ctx: SamplerContext, map: string, width: number, stripes = 1): PerCgroupCounters | undefined {
   const limits = ctx.cgroups ?? DEFAULT_LIMITS;
   const paths = CgroupPaths.open(ctx.procRoot, ctx.sysRoot, limits.maxDepth);
   if (paths === undefined) {
     ctx.log.info('no hierarchy of the cpu cgroup controller: no per-cgroup series');
     return undefined;
   }
-  return new PerCgroupCounters(bpf.packed(map), bpf.packed('cgroup_inode'), width, MAX_CGROUPS, paths, limits.maxCgroups);
+  return new PerCgroupCounters(bpf.packed(map), bpf.packed('cgroup_inode'), width, MAX_CGROUPS, paths, limits.maxCgroups, stripes);
 }
 
 /** `{ cgroup, ...extra[i] }` label objects per cgroup, made once; `prune` drops the cgroups not seen. */

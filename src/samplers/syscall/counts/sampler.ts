@@ -1,7 +1,7 @@
 import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
 import { defineSyscallSampler } from '../shared/define.js';
 import { SYSCALL_CLASSES } from '../classes.js';
-import { CgroupLabelCache, openPerCgroup, pushPerCgroup } from '../../kernel/per-cgroup.js';
+import { CGROUP_STRIPES, CgroupLabelCache, openPerCgroup, pushPerCgroup } from '../../kernel/per-cgroup.js';
 import { cgroupSyscall, METRICS, syscall } from './metrics.js';
 
 const NAME = 'syscall_counts';
@@ -13,7 +13,7 @@ export const syscallCountsSampler: SamplerDefinition = defineSyscallSampler({
   metrics: METRICS,
   reader(bpf, ctx) {
     const counters = bpf.counters('counters');
-    const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length);
+    const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length, CGROUP_STRIPES);
     const labels = new CgroupLabelCache(SYSCALL_CLASSES.map((op) => ({ op })));
     return (): Reading => {
       const points: Point[] = [];

@@ -1,5 +1,5 @@
 import type { BpfLayout } from '../../kernel/layout.js';
-import { MAX_CGROUPS } from '../../kernel/per-cgroup.js';
+import { CGROUP_STRIPES, MAX_CGROUPS } from '../../kernel/per-cgroup.js';
 import { MAX_SYSCALL, SYSCALL_CLASSES } from '../classes.js';
 
 /** Bits of the object's `enabled` global (bpf/syscall/shared.bpf.c). */
@@ -20,8 +20,8 @@ export const LAYOUT = {
   maps: {
     counters: { kind: 'counters', width: 16 },
     classes: { kind: 'table', valueSize: 4, entries: MAX_SYSCALL },
-    /** css.id of the task's cpu cgroup x 16 classes */
-    cgroup_syscall: { kind: 'packed', entries: MAX_CGROUPS * 16 },
+    /** css.id of the task's cpu cgroup x CGROUP_STRIPES copies x 16 classes (4 MiB) */
+    cgroup_syscall: { kind: 'packed', entries: MAX_CGROUPS * CGROUP_STRIPES * 16 },
     /** css.serial_nr of the cgroup that owns each slot */
     cgroup_serial: { kind: 'packed', entries: MAX_CGROUPS },
     /** kernfs id (directory inode) of the cgroup that owns each slot */
