@@ -35,9 +35,10 @@ export interface LiveSlot {
  * The slots below `slots` that have a cgroup (a non-zero inode, found by one
  * native scan of the inode array rather than a read per slot) and any
  * counter not zero, ids ascending; a slot of `stripes` copies (the striped
- * counters) is their sum.
+ * counters) is the sum of the first `used` (on a host with fewer CPUs than
+ * copies, the others are never written).
  */
-export function liveSlots(counters: PackedView, inodes: PackedView, width: number, slots: number, stripes = 1): LiveSlot[] {
+export function liveSlots(counters: PackedView, inodes: PackedView, width: number, slots: number, stripes = 1, used = stripes): LiveSlot[] {
   const live: LiveSlot[] = [];
   const { index, value } = inodes.nonZero();
   for (let j = 0; j < index.length; j++) {
@@ -47,7 +48,7 @@ export function liveSlots(counters: PackedView, inodes: PackedView, width: numbe
     let any = false;
     for (let k = 0; k < width; k++) {
       let v: number | bigint = counters.get(id * stripes * width + k);
-      for (let s = 1; s < stripes; s++) v = addU64(v, counters.get((id * stripes + s) * width + k));
+      for (let s = 1; s < used; s++) v = addU64(v, counters.get((id * stripes + s) * width + k));
       values[k] = v;
       if (v !== 0) any = true;
     }
@@ -65,11 +66,12 @@ export class PerCgroupCounters {
     private readonly paths: CgroupPaths,
     private readonly maxCgroups: number,
     private readonly stripes = 1,
+    private readonly used = stripes,
   ) {}
 
   read(): CgroupCounts[] {
     const found: CgroupCounts[] = [];
-    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots, this.stripes)) {
+    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots, this.stripes, this.used)) {
       const cgroup = this.paths.pathOf(BigInt(inode));
       if (cgroup !== undefined) found.push({ cgroup, values });
     }
@@ -86,18 +88,19 @@ export class PerCgroupCounters {
 
 /**
  * The per-cgroup counters of a loaded object (`map`, `width` per slot in
- * `stripes` copies, with the object's cgroup_inode slots), or undefined, said
- * once, when this host has no hierarchy of the cpu controller to name the
- * cgroups by.
+ * `stripes` copies, CPU c adding to copy c % stripes, of which `cpus` CPUs
+ * use the first min(cpus, stripes); with the object's cgroup_inode slots),
+ * or undefined, said once, when this host has no hierarchy of the cpu
+ * controller to name the cgroups by.
  */
-export function openPerCgroup(bpf: LoadedBpf, ctx: SamplerContext, map: string, width: number, stripes = 1): PerCgroupCounters | undefined {
+export function openPerCgroup(bpf: LoadedBpf, ctx: SamplerContext, map: string, width: number, stripes = 1, cpus = stripes): PerCgroupCounters | undefined {
   const limits = ctx.cgroups ?? DEFAULT_LIMITS;
   const paths = CgroupPaths.open(ctx.procRoot, ctx.sysRoot, limits.maxDepth);
   if (paths === undefined) {
     ctx.log.info('no hierarchy of the cpu cgroup controller: no per-cgroup series');
     return undefined;
   }
-  return new PerCgroupCounters(bpf.packed(map), bpf.packed('cgroup_inode'), width, MAX_CGROUPS, paths, limits.maxCgroups, stripes);
+  return new PerCgroupCounters(bpf.packed(map), bpf.packed('cgroup_inode'), width, MAX_CGROUPS, paths, limits.maxCgroups, stripes, Math.max(1, Math.min(stripes, cpus)));
 }
 
 /** `{ cgroup, ...extra[i] }` label objects per cgroup, made once; `prune` drops the cgroups not seen. */

@@ -13,7 +13,8 @@ export const syscallCountsSampler: SamplerDefinition = defineSyscallSampler({
   metrics: METRICS,
   reader(bpf, ctx) {
     const counters = bpf.counters('counters');
-    const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length, CGROUP_STRIPES);
+    // the counter bank is sized to the possible CPUs: copies past them are never written
+    const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length, CGROUP_STRIPES, counters.cpus);
     const labels = new CgroupLabelCache(SYSCALL_CLASSES.map((op) => ({ op })));
     return (): Reading => {
       const points: Point[] = [];
