@@ -2,7 +2,8 @@ import test from 'ava';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { KernelHarness, node, num, type Values } from '../helpers/kernel.js';
+import { cpus } from 'node:os';
+import { KernelHarness, node, num, run, type Values } from '../helpers/kernel.js';
 
 // Real cgroups, made by this test under a parent of its own in the v1 cpu and
 // cpuacct hierarchies of this machine (rezolus-test-<pid>), holding only
@@ -164,6 +165,31 @@ test.serial('1100 cgroups with max_cgroups 50: 50 cgroups of their own plus othe
     t.deepEqual(cgroups(await k.read('cgroup_resources')), seen, 'the same cgroups keep their places');
   } finally {
     await k.stop();
+  }
+});
+
+test.serial('cgroup_syscall counts a cgroup\'s syscalls whichever CPU makes them (each CPU adds to its own copy of the slot)', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const rel = `${PARENT}/pinned`;
+  for (const root of [CPU, CPUACCT]) mkdirSync(join(root, rel), { recursive: true });
+  const k = await KernelHarness.start(['syscall_counts'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    const N = 50_000;
+    const key = `cgroup_syscall{cgroup=/${rel},op=query}`;
+    const last = cpus().length - 1;
+    for (const cpu of [...new Set([0, last])]) {
+      const a = await k.read('syscall_counts');
+      const before = a.has(key) ? num(a.get(key)) : 0;
+      const procs = (root: string): string => join(root, rel, 'cgroup.procs');
+      await run('sh', ['-c', `echo $$ > ${procs(CPU)} && echo $$ > ${procs(CPUACCT)} && exec taskset -c ${cpu} "$0" -e "$1"`, process.execPath,
+        `let s = 0; for (let i = 0; i < ${N}; i++) s += process.ppid; if (s === 0) process.exit(1);`]);
+      const rose = num((await k.read('syscall_counts')).get(key)) - before;
+      t.log(`CPU ${cpu}: ${rose} query syscalls counted for /${rel}`);
+      t.true(rose >= N && rose < N + 5000, `CPU ${cpu}: ${rose}`);
+    }
+  } finally {
+    await k.stop();
+    for (const root of [CPU, CPUACCT]) rmdirSync(join(root, rel));
   }
 });
 
