@@ -63,26 +63,6 @@ static __always_inline int cgroup_slot(struct task_struct *t, void *serials, voi
     __uint(max_entries, MAX_CGROUPS * (width));  \
   } name SEC(".maps")
 
-/* Adds n to counter k of task t's cgroup slot, zeroing the slot's `width`
- * counters first when a new cgroup claims it. */
-static __always_inline void cgroup_add(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
-{
-  bool fresh;
-  int id = cgroup_slot(t, serials, inodes, &fresh);
-  if (id < 0) return;
-  u32 base = (u32)id * width;
-  if (fresh) {
-    for (u32 j = 0; j < width; j++) {
-      u32 idx = base + j;
-      u64 *c = bpf_map_lookup_elem(counters, &idx);
-      if (c) *c = 0;
-    }
-  }
-  u32 idx = base + k;
-  u64 *c = bpf_map_lookup_elem(counters, &idx);
-  if (c) __sync_fetch_and_add(c, n);
-}
-
 /* Counters that CPUs add to at a high rate (a syscall each) are kept in
  * CGROUP_STRIPES copies per slot, CPU c adding to copy c % CGROUP_STRIPES:
  * with one copy, every CPU running the same cgroup's syscalls took the
@@ -91,35 +71,40 @@ static __always_inline void cgroup_add(struct task_struct *t, void *counters, u3
  * width; with width a multiple of 8 each copy owns whole cache lines. The
  * reader sums the copies. */
 #define CGROUP_STRIPES 8
+#define CGROUP_STRIPED_COUNTERS(name, width) CGROUP_COUNTERS(name, CGROUP_STRIPES * (width))
 
-#define CGROUP_STRIPED_COUNTERS(name, width)                      \
-  struct {                                                        \
-    __uint(type, BPF_MAP_TYPE_ARRAY);                             \
-    __uint(map_flags, BPF_F_MMAPABLE);                            \
-    __type(key, u32);                                             \
-    __type(value, u64);                                           \
-    __uint(max_entries, MAX_CGROUPS * CGROUP_STRIPES * (width));  \
-  } name SEC(".maps")
-
-/* cgroup_add for CGROUP_STRIPED_COUNTERS: adds n to counter k of this CPU's
- * copy of task t's cgroup slot, zeroing every copy first when a new cgroup
- * claims the slot. */
-static __always_inline void cgroup_add_striped(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
+/* Adds n to counter k of task t's cgroup slot (of this CPU's copy when the
+ * slot has `copies` > 1), zeroing the slot's counters, every copy, first
+ * when a new cgroup claims it. */
+static __always_inline void cgroup_add_copies(struct task_struct *t, void *counters, u32 width, u32 copies, u32 k, u64 n, void *serials, void *inodes)
 {
   bool fresh;
   int id = cgroup_slot(t, serials, inodes, &fresh);
   if (id < 0) return;
-  u32 base = (u32)id * CGROUP_STRIPES * width;
+  u32 base = (u32)id * copies * width;
   if (fresh) {
-    for (u32 j = 0; j < CGROUP_STRIPES * width; j++) {
+    for (u32 j = 0; j < copies * width; j++) {
       u32 idx = base + j;
       u64 *c = bpf_map_lookup_elem(counters, &idx);
       if (c) *c = 0;
     }
   }
-  u32 idx = base + (bpf_get_smp_processor_id() % CGROUP_STRIPES) * width + k;
+  u32 copy = copies > 1 ? bpf_get_smp_processor_id() % copies : 0;
+  u32 idx = base + copy * width + k;
   u64 *c = bpf_map_lookup_elem(counters, &idx);
   if (c) __sync_fetch_and_add(c, n);
+}
+
+/* Adds n to counter k of task t's cgroup slot of a CGROUP_COUNTERS map. */
+static __always_inline void cgroup_add(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
+{
+  cgroup_add_copies(t, counters, width, 1, k, n, serials, inodes);
+}
+
+/* Adds n to counter k of this CPU's copy of task t's cgroup slot of a CGROUP_STRIPED_COUNTERS map. */
+static __always_inline void cgroup_add_striped(struct task_struct *t, void *counters, u32 width, u32 k, u64 n, void *serials, void *inodes)
+{
+  cgroup_add_copies(t, counters, width, CGROUP_STRIPES, k, n, serials, inodes);
 }
 
 #endif
