@@ -1,4 +1,5 @@
 import { cpus } from 'node:os';
+import { totalCount } from '../../../metrics/histogram.js';
 import type { Labels, Point, Reading, SamplerDefinition } from '../../types.js';
 import { defineSyscallSampler } from '../shared/define.js';
 import { DEFAULT_TIMING_BUDGET, SamplingPlan } from '../shared/sampling.js';
@@ -15,19 +16,14 @@ export const syscallLatencySampler: SamplerDefinition = defineSyscallSampler({
   reader(bpf, ctx, handle) {
     const views = OPS.map((_, k) => bpf.histogram('latency', k));
     const totals = new Float64Array(OPS.length);
-    const readTotals = (k: number, value: { readonly count: readonly number[] }): void => {
-      let total = 0;
-      for (const c of value.count) total += c;
-      totals[k] = total;
-    };
     // an object syscall_counts kept loaded may hold this role's histograms from an earlier run: rates start from them
-    for (let k = 0; k < OPS.length; k++) readTotals(k, views[k]!.read());
+    for (let k = 0; k < OPS.length; k++) totals[k] = totalCount(views[k]!.read());
     const plan = new SamplingPlan(OPS.length, Math.max(1, cpus().length), ctx.syscallTimingBudget ?? DEFAULT_TIMING_BUDGET, performance.now(), totals);
     return (): Reading => {
       const points: Point[] = [];
       for (let k = 0; k < OPS.length; k++) {
         const value = views[k]!.read();
-        readTotals(k, value);
+        totals[k] = totalCount(value);
         points.push({ metric: syscallLatency, labels: OPS[k]!, value });
       }
       // the shares these histograms were timed at, before the rates just read choose the next ones
