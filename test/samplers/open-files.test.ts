@@ -174,11 +174,12 @@ test.serial('single-record reads: cgroupfs files and a regular file larger than 
   const whole = new OpenFiles(8);
   const once = new OpenFiles(8, Number.POSITIVE_INFINITY, true);
   for (const f of files) {
-    // the figures move between two reads: the same lines, keys and length class
+    // the figures move between two reads (cpuacct.usage_percpu is nothing but
+    // figures): the same lines, and in each the same words with numbers as '#'
     const a = whole.read(f);
     const b = once.read(f);
-    const keys = (s: string): string[] => s.split('\n').map((l) => l.split(' ')[0] ?? '');
-    t.deepEqual(keys(b), keys(a), f);
+    const shape = (s: string): string[] => s.split('\n').map((l) => l.replace(/\d+/g, '#'));
+    t.deepEqual(shape(b), shape(a), f);
     t.true(b.endsWith('\n'), `${f}: read to its last line`);
   }
   whole.close();
