@@ -168,6 +168,25 @@ export async function startNatsServer(o: NatsServerOptions): Promise<NatsServer>
 
 const PORT_ATTEMPTS = 5;
 
+/** Servers of this process still running: killed when it exits, by one
+ * 'exit' listener for all of them (a test may run a dozen at once). */
+const running = new Set<ChildProcess>();
+
+function killOnExit(child: ChildProcess): void {
+  if (running.size === 0) process.once('exit', killRunning);
+  running.add(child);
+  child.once('exit', () => {
+    running.delete(child);
+    if (running.size === 0) process.off('exit', killRunning);
+  });
+}
+
+function killRunning(): void {
+  for (const child of running) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
 /** The server exited at start because its port was taken (`cause` is the error to report). */
 class PortTaken extends Error {}
 
@@ -181,11 +200,7 @@ async function launch(o: NatsServerOptions, port: number, logFile: string, pidFi
     detached: true,
   });
   // ...and it never outlives this process, whatever way this process ends.
-  const killOnExit = (): void => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  };
-  process.once('exit', killOnExit);
-  child.once('exit', () => process.off('exit', killOnExit));
+  killOnExit(child);
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr += d.toString();

@@ -8,8 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { freePort, natsAnswers, portTakenIn, startNatsServer } from '../../src/up/nats-server.js';
 import { NATS_SERVER_BIN } from '../helpers/nats.js';
+import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
+import { until } from '../helpers/until.js';
 
 async function squat(): Promise<{ server: Server; port: number }> {
   const server = createServer();
@@ -72,4 +76,45 @@ test('when every pick is taken it gives up after a few tries with the server\'s 
     squatter.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test('a dozen servers at once add one exit listener, removed when the last stops', async (t) => {
+  const dirs = Array.from({ length: 12 }, (_, i) => mkdtempSync(join(tmpdir(), `rezolus-exit-${i}-`)));
+  t.teardown(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const before = process.listenerCount('exit');
+  const servers = await Promise.all(dirs.map((dataDir) => startNatsServer({ binary: NATS_SERVER_BIN, port: 0, dataDir })));
+  try {
+    t.is(process.listenerCount('exit'), before + 1);
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+  }
+  t.is(process.listenerCount('exit'), before);
+});
+
+test('servers left running are killed when their process exits', async (t) => {
+  rezolusArgv(); // builds dist/ when src/ is newer
+  const dirs = [0, 1, 2].map((i) => mkdtempSync(join(tmpdir(), `rezolus-orphan-${i}-`)));
+  t.teardown(() => {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const module = pathToFileURL(join(ROOT, 'dist', 'up', 'nats-server.js')).href;
+  const script = `const { startNatsServer } = await import(${JSON.stringify(module)});
+const servers = await Promise.all(${JSON.stringify(dirs)}.map((dataDir) => startNatsServer({ binary: ${JSON.stringify(NATS_SERVER_BIN)}, port: 0, dataDir })));
+process.stdout.write(servers.map((s) => s.process.pid).join(' '));
+process.exit(0);`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  t.is(r.status, 0, r.stderr);
+  const pids = r.stdout.trim().split(' ').map(Number);
+  t.is(pids.length, 3);
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  t.true(await until(() => pids.every((p) => !alive(p)), 10_000), `servers ${pids.join(', ')} outlived their process`);
 });
