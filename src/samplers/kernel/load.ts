@@ -13,6 +13,7 @@ import { bpfObjectPath, loadNative, type BpfObject, type NativeAddon } from '../
 import { SamplerUnsupportedError } from '../types.js';
 import type { BpfLayout } from './layout.js';
 import { selectPrograms } from './select.js';
+import { hostCpuIdLimit } from './cpu-ids.js';
 import { CounterBankView, HistogramView, PackedView } from './views.js';
 import { registerLoaded, unregisterLoaded } from './loaded.js';
 
@@ -30,6 +31,7 @@ export interface LoadedBpf {
   attach(program: string): void;
   /** detaches a program (it stays loaded); nothing when not attached */
   detach(program: string): void;
+  /** CPU ids run below this (counter banks hold as many CPUs): one past the highest possible CPU */
   readonly cpus: number;
   readonly native: NativeAddon;
   histogram(map: string, k?: number): HistogramView;
@@ -126,7 +128,7 @@ export function openBpf(layout: BpfLayout, o: OpenOptions): LoadedBpf {
 function loadObject(
   path: string, native: NativeAddon, layout: BpfLayout, o: OpenOptions, load: readonly string[],
 ): { object: BpfObject; rejected: Map<string, string> } {
-  const cpus = native.numPossibleCpus;
+  const cpus = hostCpuIdLimit(native.numPossibleCpus);
   const pids = pidMax();
   const open = (programs: readonly string[]): BpfObject => {
     const object = new native.BpfObject(path);
@@ -166,7 +168,7 @@ function loadObject(
 function attachAll(
   object: BpfObject, native: NativeAddon, layout: BpfLayout, o: OpenOptions, loaded: readonly string[], degraded: string[],
 ): LoadedBpf {
-  const cpus = native.numPossibleCpus;
+  const cpus = hostCpuIdLimit(native.numPossibleCpus);
   const attached: string[] = [];
   for (const name of o.attach === undefined ? loaded : loaded.filter((n) => o.attach?.includes(n))) {
     try {

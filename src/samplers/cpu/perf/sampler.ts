@@ -13,6 +13,7 @@ import type { Labels, Point, Reading, Sampler, SamplerContext, SamplerDefinition
 import { SamplerUnsupportedError } from '../../types.js';
 import { cpuLabels } from '../../kernel/labels.js';
 import * as m from './metrics.js';
+import { hostCpuIdLimit } from '../../kernel/cpu-ids.js';
 
 const NAME = 'cpu_perf';
 
@@ -169,7 +170,8 @@ export const cpuPerfSampler: SamplerDefinition = {
     } catch (error) {
       throw new SamplerUnsupportedError((error as Error).message, { cause: error });
     }
-    const n = native.numPossibleCpus;
+    // ids, not a count: a possible-CPU list with gaps runs past the count
+    const n = hostCpuIdLimit(native.numPossibleCpus);
     const labels = cpuLabels(n);
     const groups = new Groups(native);
     const degraded: string[] = [];

@@ -13,7 +13,7 @@ export const syscallCountsSampler: SamplerDefinition = defineSyscallSampler({
   metrics: METRICS,
   reader(bpf, ctx) {
     const counters = bpf.counters('counters');
-    // the counter bank is sized to the possible CPUs: copies past them are never written
+    // CPU c adds to copy c % CGROUP_STRIPES and CPU ids run below counters.cpus: copies past it are never written
     const perCgroup = openPerCgroup(bpf, ctx, 'cgroup_syscall', OPS.length, CGROUP_STRIPES, counters.cpus);
     const labels = new CgroupLabelCache(SYSCALL_CLASSES.map((op) => ({ op })));
     return (): Reading => {
