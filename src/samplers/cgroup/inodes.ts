@@ -14,6 +14,8 @@ const shared = new Map<string, CgroupPaths>();
 export class CgroupPaths {
   private byInode = new Map<bigint, string>();
   private listedAt = -Infinity;
+  /** raised by each listing */
+  private listings = 0;
   /** ids a listing did not find, until the next periodic listing */
   private readonly unknown = new Set<bigint>();
 
@@ -62,6 +64,19 @@ export class CgroupPaths {
     return again;
   }
 
+  /**
+   * pathOf of each id, all from one listing. When naming one id lists the
+   * hierarchy again, those named before it are named again from the new
+   * listing: a cgroup removed and made again under its name before the
+   * kernel reuses its id is two ids, and only the new one keeps the name.
+   */
+  pathsOf(inodes: readonly bigint[]): (string | undefined)[] {
+    const before = this.listings;
+    const paths = inodes.map((inode) => this.pathOf(inode));
+    if (this.listings === before) return paths;
+    return inodes.map((inode) => this.byInode.get(inode));
+  }
+
   /** Lists the hierarchy; a periodic listing also forgets the ids earlier listings did not find. */
   private relist(periodic: boolean): void {
     const next = new Map<bigint, string>();
@@ -70,6 +85,7 @@ export class CgroupPaths {
     for (const [rel, ino] of inodes) next.set(ino, decodeCgroupName(rel));
     this.byInode = next;
     this.listedAt = Date.now();
+    this.listings++;
     if (periodic) this.unknown.clear();
   }
 }

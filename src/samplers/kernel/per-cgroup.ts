@@ -71,9 +71,11 @@ export class PerCgroupCounters {
 
   read(): CgroupCounts[] {
     const found: CgroupCounts[] = [];
-    for (const { inode, values } of liveSlots(this.counters, this.inodes, this.width, this.slots, this.stripes, this.used)) {
-      const cgroup = this.paths.pathOf(BigInt(inode));
-      if (cgroup !== undefined) found.push({ cgroup, values });
+    const live = liveSlots(this.counters, this.inodes, this.width, this.slots, this.stripes, this.used);
+    const paths = this.paths.pathsOf(live.map((slot) => BigInt(slot.inode)));
+    for (let i = 0; i < live.length; i++) {
+      const cgroup = paths[i];
+      if (cgroup !== undefined) found.push({ cgroup, values: live[i]!.values });
     }
     found.sort((a, b) => breadthFirst(a.cgroup, b.cgroup));
     if (found.length <= this.maxCgroups) return found;
