@@ -8,6 +8,17 @@
  *   sys_exit   attached only while latency is on: one h2 histogram per class;
  *              a syscall timed as 1 in 2^shift is added 2^shift times
  *
+ * Most syscalls are not timed once a class is sampled, and sys_exit must
+ * learn that cheaply: `pending` counts the stamps standing per slot of the
+ * thread's pt_regs address (one per kernel stack, so fixed for a thread's
+ * life and a raw_tp argument, unlike the thread id, which takes a helper
+ * call, ~18 ns here). sys_exit looks up the thread's stamp only when its
+ * slot counts one. A stamp is counted when made and uncounted when its own
+ * thread takes or drops it; one left by a thread that died with it is found
+ * by the next thread of its id and stays counted (that slot's threads take
+ * the slower look from then on; no stamp is missed). exit and exit_group
+ * never return and are not stamped.
+ *
  * Timing costs two clock reads and a histogram add per syscall, nearly twice
  * what counting does; userspace raises sample_shift when more syscalls a
  * second of a class come than its budget (src/samplers/syscall/shared/sampling.ts),
@@ -16,7 +27,7 @@
  * classes are still timed one by one.
  *
  * Userspace (src/samplers/syscall/shared/) loads the object once for
- * whichever samplers are enabled, sets `enabled` (a global in .bss) and
+ * whichever samplers are enabled, sets `g.enabled` (in .bss) and
  * attaches sys_exit only for latency. Layout mirrored in
  * src/samplers/syscall/shared/maps.ts. */
 #include "common.h"
@@ -46,6 +57,12 @@ struct start {
   u32 rnd;
 };
 
+/* a `classes` entry: the class, and UNTIMED for syscalls that never return */
+#define CLASS_MASK 255
+#define UNTIMED 256
+
+#define PENDING_SLOTS 65536
+
 #define META_CLASS_MASK 15
 #define META_SHIFT_AT 4
 #define META_EPOCH_AT 9
@@ -53,9 +70,15 @@ struct start {
 /* Written by userspace through the .bss map: which samplers are on, the
  * latency epoch (raised each time latency is turned on) and each class's
  * sampling shift (0: every syscall of the class is timed; at most 20). */
-volatile u32 enabled;
-volatile u32 epoch;
-volatile u8 sample_shift[CLASSES];
+struct globals {
+  u32 enabled;
+  u32 epoch;
+  u8 sample_shift[CLASSES];
+};
+/* One struct, so that the compiler keeps this order in .bss (it reorders
+ * separate globals as it likes: here it once put epoch last) and userspace's
+ * offsets hold (src/samplers/syscall/shared/hub.ts). */
+volatile struct globals g;
 
 COUNTER_BANK(counters, BANK_WIDTH);
 ID_ARRAY(classes, u32, MAX_SYSCALL);
@@ -66,16 +89,38 @@ CGROUP_SLOTS(cgroup_inode);
 
 HISTOGRAM_MAP(latency, CLASSES);
 ID_ARRAY(started, struct start, MAX_PID);
+/* stamps standing, by pending_slot() of the stamping thread's pt_regs */
+ID_ARRAY(pending, u32, PENDING_SLOTS);
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+/* A slot per kernel stack: the pt_regs of a thread sit at the top of its
+ * stack, whose low bits are the same for every thread. */
+static __always_inline u32 pending_slot(u64 regs)
 {
-  u32 on = enabled;
-  u32 nr = (u32)id;
+  return (u32)(((regs >> 12) * 0x9E3779B97F4A7C15ULL) >> 48);
+}
+
+static __always_inline void pending_add(u64 regs, u32 n)
+{
+  u32 slot = pending_slot(regs);
+  u32 *p = bpf_map_lookup_elem(&pending, &slot);
+  if (p) __sync_fetch_and_add(p, n);
+}
+
+/* raw_tp, not tp_btf: the pt_regs address is an integer argument here, which
+ * pending_slot() may hash (the verifier forbids arithmetic on a BTF pointer). */
+SEC("raw_tp/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+  u32 on = g.enabled;
+  u32 nr = (u32)ctx->args[1];
   u32 cls = 0;
+  u32 untimed = 0;
   if (nr < MAX_SYSCALL) {
     u32 *c = bpf_map_lookup_elem(&classes, &nr);
-    if (c && *c < CLASSES) cls = *c;
+    if (c && (*c & CLASS_MASK) < CLASSES) {
+      cls = *c & CLASS_MASK;
+      untimed = *c & UNTIMED;
+    }
   }
   struct task_struct *t = bpf_get_current_task_btf();
   if (on & COUNTS) {
@@ -86,9 +131,9 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
     u32 tid = t->pid;
     struct start *s = bpf_map_lookup_elem(&started, &tid);
     if (s) {
-      u32 shift = sample_shift[cls] & 31;
-      bool timed = shift == 0;
-      if (!timed) {
+      u32 shift = g.sample_shift[cls] & 31;
+      bool timed = shift == 0 && !untimed;
+      if (shift != 0 && !untimed) {
         u32 x = s->rnd;
         if (x == 0) x = tid * 2654435761U | 1;
         x ^= x << 13;
@@ -98,21 +143,32 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
         /* the top bits: a xorshift's best */
         timed = (x >> (32 - shift)) == 0;
       }
+      u64 prev = s->ts;
+      /* a stamp standing is this thread's (counted in its slot) unless it is
+       * older than the thread: then a dead thread of this id left it, and
+       * its count stays in that thread's slot */
+      bool own = prev != 0 && prev >= task_start_ns(t);
       if (timed) {
-        s->meta = cls | shift << META_SHIFT_AT | epoch << META_EPOCH_AT;
+        s->meta = cls | shift << META_SHIFT_AT | g.epoch << META_EPOCH_AT;
         s->ts = bpf_ktime_get_ns();
-      } else if (s->ts) {
+        if (!own) pending_add(ctx->args[0], 1);
+      } else if (prev) {
         /* not timed: no stamp of an earlier syscall may stand for this one */
         s->ts = 0;
+        if (own) pending_add(ctx->args[0], -1);
       }
     }
   }
   return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+SEC("raw_tp/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 {
+  /* no stamp counted in this thread's slot: none of its own stands */
+  u32 slot = pending_slot(ctx->args[0]);
+  u32 *p = bpf_map_lookup_elem(&pending, &slot);
+  if (!p || *p == 0) return 0;
   struct task_struct *t = bpf_get_current_task_btf();
   u32 tid = t->pid;
   struct start *s = bpf_map_lookup_elem(&started, &tid);
@@ -122,9 +178,12 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
   u64 now = bpf_ktime_get_ns();
   s->ts = 0;
   /* A new thread's first sys_exit (the return from clone) has no sys_enter of
-   * its own: a stamp older than the thread was left by an exited one. */
+   * its own: a stamp older than the thread was left by an exited one (and
+   * stays counted in that one's slot). */
+  if (began < task_start_ns(t)) return 0;
+  __sync_fetch_and_add(p, -1);
   u32 meta = s->meta;
-  if (began < task_start_ns(t) || meta >> META_EPOCH_AT != (epoch << META_EPOCH_AT) >> META_EPOCH_AT) return 0;
+  if (meta >> META_EPOCH_AT != (g.epoch << META_EPOCH_AT) >> META_EPOCH_AT) return 0;
   u32 cls = meta & META_CLASS_MASK;
   u32 shift = (meta >> META_SHIFT_AT) & 31;
   if (now > began) histogram_add_n(&latency, cls, now - began, 1ULL << shift);

@@ -478,7 +478,7 @@ function ourPrograms(extra: readonly (readonly [string, BpfObject])[] = []): Map
     for (const p of object.programStats()) {
       if (!p.attached) continue;
       const key = `${sampler}/${p.name}`;
-      const event = (sections.get(p.name) ?? '').replace(/^tp_btf\//, '');
+      const event = (sections.get(p.name) ?? '').replace(/^(tp_btf|raw_tp)\//, '');
       out.set(key, { key, sampler, event, id: p.id, name: p.name, runCount: Number(p.runCount), runTimeNs: Number(p.runTimeNs) });
     }
   }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BpfObject } from '../../src/native/index.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -8,7 +8,8 @@ import { loadedObjects } from '../../src/samplers/kernel/loaded.js';
 import { H2_BUCKETS } from '../../src/metrics/histogram.js';
 import { SYSCALL_CLASSES } from '../../src/samplers/syscall/classes.js';
 import { acquireSyscallBpf } from '../../src/samplers/syscall/shared/hub.js';
-import { count, KernelHarness, node, quantile, sumOf, window } from '../helpers/kernel.js';
+import { PENDING_SLOTS } from '../../src/samplers/syscall/shared/maps.js';
+import { count, KernelHarness, node, quantile, run, sumOf, window } from '../helpers/kernel.js';
 
 // syscall_counts and syscall_latency share one BPF object (bpf/syscall/shared.bpf.c):
 // one sys_enter for both, sys_exit only while latency is on. Each sampler alone runs
@@ -229,5 +230,66 @@ test.serial('a stamp left while latency was off is not taken when it comes back'
   } finally {
     child.kill('SIGKILL');
     counts.release();
+  }
+});
+
+/** Stamps standing as the object counts them: the sum of its `pending` slots (a slot per kernel stack). */
+function pendingSum(object: BpfObject): number {
+  const key = Buffer.alloc(4);
+  let sum = 0;
+  for (let slot = 0; slot < PENDING_SLOTS; slot++) {
+    key.writeUInt32LE(slot);
+    sum += object.lookup('pending', key)?.readUInt32LE(0) ?? 0;
+  }
+  return sum;
+}
+
+/** The stamps in `started`: all, and those of thread ids that are gone (their threads died stamped). */
+function standingStamps(object: BpfObject): { all: number; dead: number } {
+  const pidMax = Number(readFileSync('/proc/sys/kernel/pid_max', 'latin1'));
+  const key = Buffer.alloc(4);
+  let all = 0;
+  let dead = 0;
+  for (let tid = 1; tid < pidMax; tid++) {
+    key.writeUInt32LE(tid);
+    const stamp = object.lookup('started', key);
+    if (stamp === null || stamp.readBigUInt64LE(0) === 0n) continue;
+    all++;
+    if (!existsSync(`/proc/${tid}`)) dead++;
+  }
+  return { all, dead };
+}
+
+test.serial('threads and processes that come and go leave no stamp behind, the stamps counted are the stamps standing, and a blocked read is still timed', async (t) => {
+  // sys_exit looks at a thread's stamp only when its stack's `pending` slot counts one.
+  // A thread that died stamped (exit and exit_group never return: they are not stamped)
+  // would leave a slot counted for good; a count dropped too early would lose the long syscalls.
+  const latency = acquireSyscallBpf('syscall_latency', ctx);
+  try {
+    const object = latency.bpf.object;
+    await run('sh', ['-c', 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done']);
+    await node(`const { Worker } = require('node:worker_threads');
+(async () => { for (let i = 0; i < 60; i++) await new Promise((r) => new Worker('', { eval: true }).once('exit', r)); })();`);
+    const stamps = standingStamps(object);
+    const counted = pendingSum(object);
+    t.log(`after 300 processes and 60 threads came and went: ${stamps.all} stamps standing (${stamps.dead} of threads gone), ${counted} counted`);
+    t.true(stamps.dead < 10, `${stamps.dead} stamps left by threads that are gone`);
+    // read one after the other while threads elsewhere enter and leave syscalls
+    t.true(Math.abs(counted - stamps.all) <= 8, `${counted} counted against ${stamps.all} standing`);
+
+    // a read that blocks: counted while it blocks, timed when it returns
+    const reads = latency.bpf.histogram('latency', READ);
+    const a = reads.read();
+    const child = spawn('perl', ['-e', 'sysread(STDIN, $b, 1)'], { stdio: ['pipe', 'ignore', 'inherit'] });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    await blockedInRead(child.pid as number);
+    await sleep(300);
+    child.stdin.write('x');
+    t.is(await exited, 0);
+    const longest = quantile(window(a, reads.read()), 1);
+    t.log(`the longest read timed: ${(longest / 1e6).toFixed(0)} ms`);
+    t.true(longest >= 250e6, 'the blocked read was timed');
+  } finally {
+    latency.release();
   }
 });

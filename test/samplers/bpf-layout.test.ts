@@ -40,7 +40,7 @@ for (const { sampler, layout } of layouts) {
       const programs = object.programs();
       t.deepEqual(
         programs.map((p) => [p.name, p.section]).sort(),
-        layout.programs.map((p) => [p.name, `tp_btf/${p.event}`]).sort(),
+        layout.programs.map((p) => [p.name, `${p.raw === true ? 'raw_tp' : 'tp_btf'}/${p.event}`]).sort(),
         'the same programs on the same tracepoints',
       );
     } finally {

@@ -14,8 +14,10 @@ export const MAX_PID = 4_194_304;
 export interface BpfProgramLayout {
   /** the C function name */
   readonly name: string;
-  /** the tracepoint, attached as `tp_btf/<event>` */
+  /** the tracepoint, attached as `tp_btf/<event>` (or `raw_tp/<event>` when `raw`) */
   readonly event: string;
+  /** a raw_tp program: its arguments are plain integers (a pointer's address may be hashed), not BTF-typed */
+  readonly raw?: boolean;
   /** the module that has the tracepoint when it is not built in (ext4, xfs): its BTF is searched after vmlinux's */
   readonly module?: string;
   /**
@@ -39,7 +41,7 @@ export type BpfMapLayout =
   | { readonly kind: 'per-cpu'; readonly valueSize: number }
   /** a hash map keyed by a kernel pointer (request, socket) */
   | { readonly kind: 'hash'; readonly keySize: number; readonly valueSize: number; readonly entries: number }
-  /** a plain array filled from userspace before attach (lookup tables) */
+  /** a plain array: a lookup table filled from userspace before attach, or the programs' own bookkeeping */
   | { readonly kind: 'table'; readonly valueSize: number; readonly entries: number };
 
 export interface BpfLayout {

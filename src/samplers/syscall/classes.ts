@@ -83,9 +83,15 @@ export function classOf(name: string): number {
   return BY_NAME.get(name) ?? 0;
 }
 
-/** The BPF lookup table: entry n is the class of syscall number n. */
+/** Set in a lookup table entry (beside the class) for syscalls that never return: latency does not stamp them. */
+export const UNTIMED = 256;
+const NEVER_RETURN = new Set(['exit', 'exit_group']);
+
+/** The BPF lookup table: entry n is the class of syscall number n, with UNTIMED for those that never return. */
 export function classTable(numbers: Readonly<Record<string, number>> = X86_64_SYSCALLS): Uint32Array {
   const table = new Uint32Array(MAX_SYSCALL);
-  for (const [name, nr] of Object.entries(numbers)) if (nr < MAX_SYSCALL) table[nr] = classOf(name);
+  for (const [name, nr] of Object.entries(numbers)) {
+    if (nr < MAX_SYSCALL) table[nr] = classOf(name) | (NEVER_RETURN.has(name) ? UNTIMED : 0);
+  }
   return table;
 }

@@ -9,7 +9,7 @@ const OPS: readonly Labels[] = SYSCALL_CLASSES.map((op) => Object.freeze({ op })
 
 export const syscallCountsSampler: SamplerDefinition = defineSyscallSampler({
   name: NAME,
-  description: 'Syscalls by class, in all and per cgroup (BPF, tp_btf sys_enter).',
+  description: 'Syscalls by class, in all and per cgroup (BPF, raw_tp sys_enter).',
   metrics: METRICS,
   reader(bpf, ctx) {
     const counters = bpf.counters('counters');

@@ -11,7 +11,7 @@ const OPS: readonly Labels[] = SYSCALL_CLASSES.map((op) => Object.freeze({ op })
 
 export const syscallLatencySampler: SamplerDefinition = defineSyscallSampler({
   name: NAME,
-  description: 'Syscall latency histograms by class (BPF, tp_btf sys_enter and sys_exit).',
+  description: 'Syscall latency histograms by class (BPF, raw_tp sys_enter and sys_exit).',
   metrics: METRICS,
   reader(bpf, ctx, handle) {
     const views = OPS.map((_, k) => bpf.histogram('latency', k));

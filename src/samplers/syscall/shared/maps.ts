@@ -2,9 +2,14 @@ import type { BpfLayout } from '../../kernel/layout.js';
 import { CGROUP_STRIPES, MAX_CGROUPS } from '../../kernel/per-cgroup.js';
 import { MAX_SYSCALL, SYSCALL_CLASSES } from '../classes.js';
 
+/** The flag of `classes` entries for syscalls never stamped (UNTIMED in the C). */
+export { UNTIMED } from '../classes.js';
+
 /** Bits of the object's `enabled` global (bpf/syscall/shared.bpf.c). */
 export const COUNTS = 1;
 export const LATENCY = 2;
+/** Slots of the `pending` map (PENDING_SLOTS in bpf/syscall/shared.bpf.c). */
+export const PENDING_SLOTS = 65536;
 
 /**
  * Mirrors bpf/syscall/shared.bpf.c, the one object of syscall_counts and
@@ -14,8 +19,8 @@ export const LATENCY = 2;
 export const LAYOUT = {
   object: 'syscall/shared',
   programs: [
-    { name: 'sys_enter', event: 'sys_enter' },
-    { name: 'sys_exit', event: 'sys_exit' },
+    { name: 'sys_enter', event: 'sys_enter', raw: true },
+    { name: 'sys_exit', event: 'sys_exit', raw: true },
   ],
   maps: {
     counters: { kind: 'counters', width: 16 },
@@ -29,5 +34,7 @@ export const LAYOUT = {
     latency: { kind: 'histograms', count: SYSCALL_CLASSES.length },
     /** struct start { u64 ts; u32 meta (class, shift, epoch); u32 rnd; } per thread id */
     started: { kind: 'per-pid', valueSize: 16 },
+    /** stamps standing per slot of the stamping thread's pt_regs address: sys_exit skips the thread's stamp when 0 */
+    pending: { kind: 'table', valueSize: 4, entries: PENDING_SLOTS },
   },
 } as const satisfies BpfLayout;
