@@ -12,12 +12,15 @@
  * learn that cheaply: `pending` counts the stamps standing per slot of the
  * thread's pt_regs address (one per kernel stack, so fixed for a thread's
  * life and a raw_tp argument, unlike the thread id, which takes a helper
- * call, ~18 ns here). sys_exit looks up the thread's stamp only when its
+ * call, ~5 ns here). sys_exit looks up the thread's stamp only when its
  * slot counts one. A stamp is counted when made and uncounted when its own
- * thread takes or drops it; one left by a thread that died with it is found
- * by the next thread of its id and stays counted (that slot's threads take
- * the slower look from then on; no stamp is missed). exit and exit_group
- * never return and are not stamped.
+ * thread takes or drops it. What would leave a stamp standing for good is
+ * not stamped: exit and exit_group (they never return), an execve of a
+ * thread that is not its process's leader (it returns under the leader's
+ * id) and 32-bit syscalls (their numbers are not the table's). A stamp left
+ * otherwise by a thread that died with it (latency was turned off
+ * meanwhile) is found by the next thread of its id and stays counted: that
+ * slot's threads take the slower look from then on, and no stamp is missed.
  *
  * Timing costs two clock reads and a histogram add per syscall, nearly twice
  * what counting does; userspace raises sample_shift when more syscalls a
@@ -57,9 +60,15 @@ struct start {
   u32 rnd;
 };
 
-/* a `classes` entry: the class, and UNTIMED for syscalls that never return */
+/* a `classes` entry: the class, UNTIMED for syscalls that never return,
+ * EXEC for execve and execveat */
 #define CLASS_MASK 255
 #define UNTIMED 256
+#define EXEC 512
+
+/* thread_info.status while the thread is in a 32-bit (ia32) syscall, whose
+ * numbers are not the table's: its exit would be stamped as a write */
+#define TS_COMPAT 2
 
 #define PENDING_SLOTS 65536
 
@@ -114,12 +123,12 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
   u32 on = g.enabled;
   u32 nr = (u32)ctx->args[1];
   u32 cls = 0;
-  u32 untimed = 0;
+  u32 flags = 0;
   if (nr < MAX_SYSCALL) {
     u32 *c = bpf_map_lookup_elem(&classes, &nr);
     if (c && (*c & CLASS_MASK) < CLASSES) {
       cls = *c & CLASS_MASK;
-      untimed = *c & UNTIMED;
+      flags = *c;
     }
   }
   struct task_struct *t = bpf_get_current_task_btf();
@@ -131,6 +140,12 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
     u32 tid = t->pid;
     struct start *s = bpf_map_lookup_elem(&started, &tid);
     if (s) {
+      /* Not stamped: what never returns; an execve of a thread that is not
+       * its process's leader (it returns with the leader's id and start
+       * time, its stamp would stand under its old id for good); a 32-bit
+       * syscall (its number means another syscall here). */
+      bool untimed = (flags & UNTIMED) || ((flags & EXEC) && t->pid != t->tgid) ||
+                     (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT));
       u32 shift = g.sample_shift[cls] & 31;
       bool timed = shift == 0 && !untimed;
       if (shift != 0 && !untimed) {

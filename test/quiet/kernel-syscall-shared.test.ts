@@ -1,6 +1,8 @@
 import test from 'ava';
-import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { BpfObject } from '../../src/native/index.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -260,19 +262,74 @@ function standingStamps(object: BpfObject): { all: number; dead: number } {
   return { all, dead };
 }
 
+/** C programs of the churn below, compiled once per run: each makes `n` children and exits 0 when all did as told. */
+const CHURN = {
+  // each child exits by a 32-bit syscall (int 0x80, eax 1: exit), whose number is not the table's
+  ia32exit: `#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  for (int i = 0; i < n; i++) {
+    pid_t p = fork();
+    if (p == 0) { __asm__ volatile("int $0x80" :: "a"(1), "b"(0)); _exit(1); }
+    int st;
+    if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 2;
+  }
+  return 0;
+}
+`,
+  // in each child a second thread execs /bin/true while the leader waits for it
+  threadexec: `#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static char *args[] = {"/bin/true", 0};
+static char *env[] = {0};
+static void *run(void *unused) { execve(args[0], args, env); _exit(3); }
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]);
+  for (int i = 0; i < n; i++) {
+    pid_t p = fork();
+    if (p == 0) { pthread_t t; pthread_create(&t, 0, run, 0); pthread_join(t, 0); _exit(4); }
+    int st;
+    if (waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return 2;
+  }
+  return 0;
+}
+`,
+};
+
+function compileChurn(dir: string): Record<keyof typeof CHURN, string> {
+  const out = {} as Record<keyof typeof CHURN, string>;
+  for (const [name, source] of Object.entries(CHURN) as [keyof typeof CHURN, string][]) {
+    const c = join(dir, `${name}.c`);
+    writeFileSync(c, source);
+    execFileSync('cc', ['-O1', '-pthread', '-o', join(dir, name), c]);
+    out[name] = join(dir, name);
+  }
+  return out;
+}
+
 test.serial('threads and processes that come and go leave no stamp behind, the stamps counted are the stamps standing, and a blocked read is still timed', async (t) => {
   // sys_exit looks at a thread's stamp only when its stack's `pending` slot counts one.
-  // A thread that died stamped (exit and exit_group never return: they are not stamped)
-  // would leave a slot counted for good; a count dropped too early would lose the long syscalls.
+  // A thread that dies stamped would leave a slot counted for good, so what would is not
+  // stamped: exit and exit_group, 32-bit syscalls, an execve of a thread not its process's
+  // leader. A count dropped too early would lose the long syscalls.
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-churn-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const bin = compileChurn(dir);
   const latency = acquireSyscallBpf('syscall_latency', ctx);
   try {
     const object = latency.bpf.object;
     await run('sh', ['-c', 'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done']);
     await node(`const { Worker } = require('node:worker_threads');
 (async () => { for (let i = 0; i < 60; i++) await new Promise((r) => new Worker('', { eval: true }).once('exit', r)); })();`);
+    await run(bin.ia32exit, ['200']);
+    await run(bin.threadexec, ['200']);
     const stamps = standingStamps(object);
     const counted = pendingSum(object);
-    t.log(`after 300 processes and 60 threads came and went: ${stamps.all} stamps standing (${stamps.dead} of threads gone), ${counted} counted`);
+    t.log(`after 300 processes, 60 threads, 200 exits by 32-bit syscall and 200 execs by a second thread: ${stamps.all} stamps standing (${stamps.dead} of threads gone), ${counted} counted`);
     t.true(stamps.dead < 10, `${stamps.dead} stamps left by threads that are gone`);
     // read one after the other while threads elsewhere enter and leave syscalls
     t.true(Math.abs(counted - stamps.all) <= 8, `${counted} counted against ${stamps.all} standing`);

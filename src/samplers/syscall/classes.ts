@@ -85,13 +85,16 @@ export function classOf(name: string): number {
 
 /** Set in a lookup table entry (beside the class) for syscalls that never return: latency does not stamp them. */
 export const UNTIMED = 256;
+/** Set for execve and execveat: latency stamps them only in a process's leader (another thread returns under the leader's id). */
+export const EXEC = 512;
 const NEVER_RETURN = new Set(['exit', 'exit_group']);
+const EXECS = new Set(['execve', 'execveat']);
 
-/** The BPF lookup table: entry n is the class of syscall number n, with UNTIMED for those that never return. */
+/** The BPF lookup table: entry n is the class of syscall number n, with UNTIMED and EXEC where they apply. */
 export function classTable(numbers: Readonly<Record<string, number>> = X86_64_SYSCALLS): Uint32Array {
   const table = new Uint32Array(MAX_SYSCALL);
   for (const [name, nr] of Object.entries(numbers)) {
-    if (nr < MAX_SYSCALL) table[nr] = classOf(name) | (NEVER_RETURN.has(name) ? UNTIMED : 0);
+    if (nr < MAX_SYSCALL) table[nr] = classOf(name) | (NEVER_RETURN.has(name) ? UNTIMED : 0) | (EXECS.has(name) ? EXEC : 0);
   }
   return table;
 }

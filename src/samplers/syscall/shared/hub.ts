@@ -28,7 +28,7 @@ export type SyscallRole = 'syscall_counts' | 'syscall_latency';
 
 const ROLES: Readonly<Record<SyscallRole, { bit: number; programs: readonly string[]; maps: readonly string[] }>> = {
   syscall_counts: { bit: COUNTS, programs: ['sys_enter'], maps: ['cgroup_syscall', 'cgroup_serial', 'cgroup_inode'] },
-  syscall_latency: { bit: LATENCY, programs: ['sys_enter', 'sys_exit'], maps: ['started'] },
+  syscall_latency: { bit: LATENCY, programs: ['sys_enter', 'sys_exit'], maps: ['started', 'pending'] },
 };
 const ALL: readonly SyscallRole[] = ['syscall_counts', 'syscall_latency'];
 

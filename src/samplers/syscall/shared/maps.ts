@@ -2,8 +2,8 @@ import type { BpfLayout } from '../../kernel/layout.js';
 import { CGROUP_STRIPES, MAX_CGROUPS } from '../../kernel/per-cgroup.js';
 import { MAX_SYSCALL, SYSCALL_CLASSES } from '../classes.js';
 
-/** The flag of `classes` entries for syscalls never stamped (UNTIMED in the C). */
-export { UNTIMED } from '../classes.js';
+/** The flags of `classes` entries beside the class (UNTIMED and EXEC in the C). */
+export { EXEC, UNTIMED } from '../classes.js';
 
 /** Bits of the object's `enabled` global (bpf/syscall/shared.bpf.c). */
 export const COUNTS = 1;
