@@ -8,7 +8,7 @@ export const syscallLatency = metric({
   labels: ['op'],
   description:
     `Time from syscall entry to exit per thread, by class op (${SYSCALL_CLASSES.join(', ')}); ` +
-    'BPF on the raw_syscalls sys_enter and sys_exit tracepoints (raw_tp). Syscalls that never return (exit, exit_group) are not timed. ' +
+    'BPF on the raw_syscalls sys_enter and sys_exit tracepoints (raw_tp). Not timed: syscalls that never return (exit, exit_group), an execve by a thread other than its process\'s leader, 32-bit (ia32) syscalls. ' +
     'A class running more than [kernel] syscall_timing_budget syscalls a second per CPU is sampled: a random 1 in 2^k of its syscalls is timed ' +
     'and counted 2^k times (syscall_latency_timed): its distribution stays unbiased, its counts and tail become estimates.',
 });
