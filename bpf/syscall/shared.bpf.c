@@ -140,15 +140,9 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
     u32 tid = t->pid;
     struct start *s = bpf_map_lookup_elem(&started, &tid);
     if (s) {
-      /* Not stamped: what never returns; an execve of a thread that is not
-       * its process's leader (it returns with the leader's id and start
-       * time, its stamp would stand under its old id for good); a 32-bit
-       * syscall (its number means another syscall here). */
-      bool untimed = (flags & UNTIMED) || ((flags & EXEC) && t->pid != t->tgid) ||
-                     (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT));
       u32 shift = g.sample_shift[cls] & 31;
-      bool timed = shift == 0 && !untimed;
-      if (shift != 0 && !untimed) {
+      bool timed = shift == 0;
+      if (!timed) {
         u32 x = s->rnd;
         if (x == 0) x = tid * 2654435761U | 1;
         x ^= x << 13;
@@ -158,19 +152,26 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
         /* the top bits: a xorshift's best */
         timed = (x >> (32 - shift)) == 0;
       }
+      /* Not stamped (looked at only for a syscall drawn): what never
+       * returns; an execve of a thread that is not its process's leader (it
+       * returns with the leader's id and start time, its stamp would stand
+       * under its old id for good); a 32-bit syscall (its number means
+       * another syscall here). */
+      if (timed && ((flags & UNTIMED) || ((flags & EXEC) && t->pid != t->tgid) ||
+                    (bpf_core_field_exists(t->thread_info.status) && (t->thread_info.status & TS_COMPAT))))
+        timed = false;
       u64 prev = s->ts;
-      /* a stamp standing is this thread's (counted in its slot) unless it is
-       * older than the thread: then a dead thread of this id left it, and
-       * its count stays in that thread's slot */
-      bool own = prev != 0 && prev >= task_start_ns(t);
       if (timed) {
         s->meta = cls | shift << META_SHIFT_AT | g.epoch << META_EPOCH_AT;
         s->ts = bpf_ktime_get_ns();
-        if (!own) pending_add(ctx->args[0], 1);
+        /* a stamp standing is this thread's (counted in its slot already)
+         * unless it is older than the thread: then a dead thread of this id
+         * left it, and its count stays in that thread's slot */
+        if (prev == 0 || prev < task_start_ns(t)) pending_add(ctx->args[0], 1);
       } else if (prev) {
         /* not timed: no stamp of an earlier syscall may stand for this one */
         s->ts = 0;
-        if (own) pending_add(ctx->args[0], -1);
+        if (prev >= task_start_ns(t)) pending_add(ctx->args[0], -1);
       }
     }
   }
