@@ -78,7 +78,8 @@ test('when every pick is taken it gives up after a few tries with the server\'s 
   }
 });
 
-test('a dozen servers at once add one exit listener, removed when the last stops', async (t) => {
+// serial: ava runs serial tests before the others, so no other test's server holds a listener meanwhile
+test.serial('a dozen servers at once add one exit listener, removed when the last stops', async (t) => {
   const dirs = Array.from({ length: 12 }, (_, i) => mkdtempSync(join(tmpdir(), `rezolus-exit-${i}-`)));
   t.teardown(() => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
