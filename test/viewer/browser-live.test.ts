@@ -131,8 +131,10 @@ browser.serial('live bus: the fleet page lists both agents and refreshes every s
       rows.map((h) => h.host),
       ['alpha', 'beta'],
     );
-    // rows with what the agents measure: a CPU share and the samplers' states
+    // rows with what the agents measure: a CPU share and the samplers' states (these come with the
+    // agent's status, not its frames, and may show a moment after the CPU share)
     await page.waitForFunction(() => [...document.querySelectorAll('td[data-key="cpu"]')].every((td) => /% of \d+/.test(td.textContent ?? '')), null, { timeout: 30_000 });
+    await page.waitForFunction(() => [...document.querySelectorAll('tr[data-host="alpha"] td[data-key="active"]')].some((td) => /^\d+ of \d+$/.test(td.textContent ?? '')), null, { timeout: 30_000 }).catch(() => undefined);
     t.regex(await text(page, 'tr[data-host="alpha"] td[data-key="active"]'), /^\d+ of \d+$/);
     // live: the last frame, buffered and refused columns; agents sending every second are not stale
     for (const key of ['age', 'buffered', 'refused']) t.is(await page.locator(`table.fleet th[data-key="${key}"]`).count(), 1, key);
