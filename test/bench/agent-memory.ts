@@ -6,8 +6,14 @@
  * a small preload script with --require), and V8's full GCs (--trace-gc).
  * It shows what rises between full GCs and falls at each: memory that waits
  * for the next one (test/bench/README.md, "the 10 Hz RSS between full GCs").
+ * With --alloc, V8's sampling heap profiler runs in the agent from 20 s after
+ * start to the end, counting objects a scavenge or a full GC collected too,
+ * and the sites that allocate the most bytes a second are printed: what
+ * fills the young generation (and so what its scavenges and size follow).
+ * With --promoted, the same leaving out what a scavenge collected: what
+ * outlived the young generation and fills the old space until a full GC.
  *
- *   npx tsx test/bench/agent-memory.ts [SECONDS] [--interval 100ms] [--cli PATH]
+ *   npx tsx test/bench/agent-memory.ts [SECONDS] [--interval 100ms] [--cli PATH] [--alloc | --promoted]
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,7 +25,7 @@ import { cpuModel, ENTRY, ensureBuilt, fmt, intervalsAsShipped, NATS_SERVER_BIN,
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { interval: { type: 'string', default: '100ms' }, cli: { type: 'string' } },
+  options: { interval: { type: 'string', default: '100ms' }, cli: { type: 'string' }, alloc: { type: 'boolean' }, promoted: { type: 'boolean' } },
 });
 const SECONDS = Number(positionals[0] ?? 120);
 const CLI = flags.cli ?? ENTRY;
@@ -33,7 +39,45 @@ setInterval(() => {
   const mib = (n) => (n / 1048576).toFixed(1);
   writeSync(fd, 'v8 ' + ((Date.now() - t0) / 1000).toFixed(0) + ' ' + mib(m.heapUsed) + ' ' + mib(m.heapTotal) + ' ' + mib(m.external) + ' ' + mib(m.arrayBuffers) + '\\n');
 }, 5000).unref();
+const profileTo = process.env.REZOLUS_BENCH_ALLOC_PROFILE;
+if (profileTo) {
+  const { Session } = require('node:inspector');
+  const session = new Session();
+  session.connect();
+  let started = 0;
+  setTimeout(() => {
+    started = Date.now();
+    session.post('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: process.env.REZOLUS_BENCH_ALLOC_PROMOTED !== '1' });
+  }, 20000).unref();
+  process.once('SIGTERM', () => {
+    if (!started) process.exit(0);
+    session.post('HeapProfiler.stopSampling', (err, result) => {
+      if (!err) require('node:fs').writeFileSync(profileTo, JSON.stringify({ seconds: (Date.now() - started) / 1000, profile: result.profile }));
+      process.exit(0);
+    });
+  });
+}
 `;
+
+interface AllocNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocNode[];
+}
+
+/** bytes a second by allocation site (function, file, line), highest first */
+function allocationSites(root: AllocNode, seconds: number): Array<[string, number]> {
+  const bySite = new Map<string, number>();
+  const walk = (node: AllocNode): void => {
+    const { functionName, url, lineNumber } = node.callFrame;
+    const file = url.replace(/^.*\/(dist|node_modules)\//, '$1/').replace(/^node:/, '');
+    const site = `${functionName || '(anonymous)'} ${file}:${lineNumber + 1}`;
+    if (node.selfSize > 0) bySite.set(site, (bySite.get(site) ?? 0) + node.selfSize);
+    for (const child of node.children) walk(child);
+  };
+  walk(root);
+  return [...bySite].map(([site, bytes]): [string, number] => [site, bytes / seconds]).sort((a, b) => b[1] - a[1]);
+}
 
 async function main(): Promise<void> {
   if (CLI === ENTRY) ensureBuilt();
@@ -50,7 +94,11 @@ async function main(): Promise<void> {
       cwd: tree,
       // fd 3 carries the preload's lines; --trace-gc and the log go to the file too
       stdio: ['ignore', out, out, out],
-      env: { ...process.env, REZOLUS_NATS_URL: '', REZOLUS_BENCH_MEMORY_FD: '3' },
+      env: {
+        ...process.env, REZOLUS_NATS_URL: '', REZOLUS_BENCH_MEMORY_FD: '3',
+        ...(flags.alloc || flags.promoted ? { REZOLUS_BENCH_ALLOC_PROFILE: join(dir, 'alloc.json') } : {}),
+        ...(flags.promoted ? { REZOLUS_BENCH_ALLOC_PROMOTED: '1' } : {}),
+      },
     });
     say(`CPU: ${cpuModel()}; node ${process.version}; ${CLI}, every sampler at ${flags.interval}, ${SECONDS} s`);
     const rss: string[] = [];
@@ -70,6 +118,14 @@ async function main(): Promise<void> {
     const scavenges = lines.filter((l) => l.includes('Scavenge')).length;
     say(`full GCs (${scavenges} scavenges besides):`);
     for (const l of lines.filter((x) => x.includes('Mark-Compact'))) say(`  ${/\d+ ms: Mark-Compact[^,]*/.exec(l)?.[0] ?? l}`);
+    if (flags.alloc || flags.promoted) {
+      const { seconds, profile } = JSON.parse(readFileSync(join(dir, 'alloc.json'), 'utf8')) as { seconds: number; profile: { head: AllocNode } };
+      const sites = allocationSites(profile.head, seconds);
+      const total = sites.reduce((sum, [, b]) => sum + b, 0);
+      const what = flags.promoted ? 'allocated and outliving the scavenges (promoted, or still live)' : 'allocated';
+      say(`${what}, sampled over the last ${fmt(seconds, 0)} s: ${fmt(total / 1024, 0)} kB a second; the sites above 1 %:`);
+      for (const [site, bytes] of sites) if (bytes >= total / 100) say(`  ${fmt(bytes / 1024, 1).padStart(7)} kB/s ${fmt((100 * bytes) / total, 1).padStart(5)} %  ${site}`);
+    }
   } finally {
     await nats.stop();
     rmSync(dir, { recursive: true, force: true });
