@@ -28,10 +28,18 @@ interface Slab {
   out: number;
   /** full: the encoder writes into another */
   full: boolean;
+  /**
+   * one bit per 8 bytes of the slab, set when the frame starting there was
+   * given back: a frame takes more than 8 bytes, so no two start in one
+   * grain. A bitmap, not a set of the views: a set's table grew with every
+   * frame and was promoted at 10 Hz (test/bench/README.md, "what outlives
+   * the young generation").
+   */
+  readonly given: Uint8Array;
 }
 
+const GRAIN_SHIFT = 3;
 const slabs = new WeakMap<ArrayBufferLike, Slab>();
-const given = new WeakSet<Uint8Array>();
 const free: Slab[] = [];
 
 /** A slab of at least `bytes`: a kept one when the size is the usual, else a new one. */
@@ -41,10 +49,12 @@ export function takeSlab(bytes = SLAB_BYTES): Buffer {
     if (kept !== undefined) {
       kept.out = 0;
       kept.full = false;
+      kept.given.fill(0);
       return kept.bytes;
     }
   }
-  const made: Slab = { bytes: Buffer.allocUnsafeSlow(Math.max(bytes, SLAB_BYTES)), out: 0, full: false };
+  const size = Math.max(bytes, SLAB_BYTES);
+  const made: Slab = { bytes: Buffer.allocUnsafeSlow(size), out: 0, full: false, given: new Uint8Array(Math.ceil((size >> GRAIN_SHIFT) / 8) + 1) };
   slabs.set(made.bytes.buffer, made);
   return made.bytes;
 }
@@ -70,8 +80,12 @@ export function slabFull(slab: Buffer): void {
  */
 export function giveFrameBack(frame: Uint8Array): void {
   const s = slabs.get(frame.buffer);
-  if (s === undefined || given.has(frame)) return;
-  given.add(frame);
+  if (s === undefined) return;
+  const grain = (frame.byteOffset - s.bytes.byteOffset) >> GRAIN_SHIFT;
+  const bit = 1 << (grain & 7);
+  const at = grain >> 3;
+  if (at >= s.given.length || ((s.given[at] as number) & bit) !== 0) return;
+  s.given[at] = (s.given[at] as number) | bit;
   s.out--;
   keepIfDone(s);
 }
