@@ -20,8 +20,9 @@
  * sampler that hangs or overruns). Everything kept goes at stop.
  */
 import { bundleMsgIdPrefix, bundleSubject } from '../bus/subjects.js';
-import { bundleBytesAtMost, encodeBundle, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
+import { bundleBytesAtMost, MAX_BUNDLE_FRAMES } from '../frame/bundle.js';
 import { bundleBytes } from '../frame/bundle-bytes.js';
+import { BundleStage } from '../frame/bundle-stage.js';
 import { giveFrameBack } from '../frame/frame-slabs.js';
 import type { PublishStats } from '../samplers/rezolus/introspection.js';
 import type { FrameSink, Tick } from './agent.js';
@@ -41,8 +42,8 @@ export class BundlingSink implements FrameSink {
   readonly #subject: string;
   readonly #idPrefix: string;
   #seq = 0;
-  #frames: Uint8Array[] = [];
-  #bytes = 0;
+  /** the frames kept for the next bundle, copied as they come */
+  readonly #stage = new BundleStage();
 
   readonly #everyMs: number;
   /** the boundary of the last tick faster than everyMs: while they run, slower ticks go with their bundles */
@@ -74,8 +75,8 @@ export class BundlingSink implements FrameSink {
    * larger than the server takes, or hold more than MAX_BUNDLE_FRAMES, sends
    * what is kept first; one that is too large even alone goes alone on its
    * own subject, after what is kept, where the publisher reports it (never a
-   * whole tick refused for one frame). A kept frame is given back to the
-   * encoder once copied into its bundle: the caller does not read it after.
+   * whole tick refused for one frame). A kept frame is copied and given back
+   * to the encoder at once: the caller does not read it after.
    */
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
     const limit = (this.#next.maxPayload?.() ?? DEFAULT_LIMIT) - HEADROOM_BYTES;
@@ -85,9 +86,11 @@ export class BundlingSink implements FrameSink {
       this.#next.publishFrame(subject, data, idPrefix, seq);
       return;
     }
-    if (this.#frames.length === MAX_BUNDLE_FRAMES || bundleBytesAtMost(this.#frames.length + 1, this.#bytes + data.byteLength) > limit) this.endTick();
-    this.#frames.push(data);
-    this.#bytes += data.byteLength;
+    const stage = this.#stage;
+    if (stage.count === MAX_BUNDLE_FRAMES || bundleBytesAtMost(stage.count + 1, stage.frameBytes + data.byteLength) > limit) this.endTick();
+    stage.add(data);
+    // copied: the encoder may write over it (frame/frame-slabs.ts); the sink is its one holder
+    giveFrameBack(data);
   }
 
   putDescriptor(key: string, value: string, urgent?: boolean): void {
@@ -106,15 +109,11 @@ export class BundlingSink implements FrameSink {
       this.#fastAt = tick.boundaryMs;
       this.#fastMs = tick.intervalMs;
     }
-    const count = this.#frames.length;
+    const count = this.#stage.count;
     if (count === 0) return;
     if (tick !== undefined && !this.#due(tick)) return;
     // in lent bytes: the publisher gives them back once acked (frame/bundle-bytes.ts)
-    const data = encodeBundle(this.#frames, (n) => bundleBytes.take(n));
-    // copied: the encoder may write over them (frame/frame-slabs.ts); the sink is their one holder
-    for (const f of this.#frames) giveFrameBack(f);
-    this.#frames = [];
-    this.#bytes = 0;
+    const data = this.#stage.take((n) => bundleBytes.take(n));
     this.#heldSince = undefined;
     if (this.#deadline !== undefined) {
       clearTimeout(this.#deadline);

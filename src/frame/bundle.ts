@@ -44,36 +44,49 @@ function binHeaderSize(n: number): number {
   return n < 0x100 ? 2 : n < 0x10000 ? 3 : 5;
 }
 
+/** The size of the array header of a bundle of `count` frames. */
+export function arrayHeaderSize(count: number): number {
+  return count < 16 ? 1 : count < 0x10000 ? 3 : 5;
+}
+
+/** Writes the array header of a bundle of `count` frames at `at`; returns where it ends. */
+export function writeArrayHeader(out: Buffer, at: number, count: number): number {
+  if (count < 16) {
+    out[at] = 0x90 | count;
+    return at + 1;
+  }
+  if (count < 0x10000) {
+    out[at] = 0xdc;
+    return out.writeUInt16BE(count, at + 1);
+  }
+  out[at] = 0xdd;
+  return out.writeUInt32BE(count, at + 1);
+}
+
+/** Writes the bin element of `frame` (header and bytes) at `at`; returns where it ends. */
+export function writeBinElement(out: Buffer, at: number, frame: Uint8Array): number {
+  const n = frame.byteLength;
+  if (n < 0x100) {
+    out[at++] = 0xc4;
+    out[at++] = n;
+  } else if (n < 0x10000) {
+    out[at++] = 0xc5;
+    at = out.writeUInt16BE(n, at);
+  } else {
+    out[at++] = 0xc6;
+    at = out.writeUInt32BE(n, at);
+  }
+  out.set(frame, at);
+  return at + n;
+}
+
 /** The frames' bytes as one msgpack array of bin, written into `alloc(size)` (a new buffer by default). */
 export function encodeBundle(frames: readonly Uint8Array[], alloc: (size: number) => Buffer = Buffer.allocUnsafe): Uint8Array {
-  const count = frames.length;
-  let size = count < 16 ? 1 : count < 0x10000 ? 3 : 5;
+  let size = arrayHeaderSize(frames.length);
   for (const f of frames) size += binHeaderSize(f.byteLength) + f.byteLength;
   const out = alloc(size);
-  let at = 0;
-  if (count < 16) out[at++] = 0x90 | count;
-  else if (count < 0x10000) {
-    out[at++] = 0xdc;
-    at = out.writeUInt16BE(count, at);
-  } else {
-    out[at++] = 0xdd;
-    at = out.writeUInt32BE(count, at);
-  }
-  for (const f of frames) {
-    const n = f.byteLength;
-    if (n < 0x100) {
-      out[at++] = 0xc4;
-      out[at++] = n;
-    } else if (n < 0x10000) {
-      out[at++] = 0xc5;
-      at = out.writeUInt16BE(n, at);
-    } else {
-      out[at++] = 0xc6;
-      at = out.writeUInt32BE(n, at);
-    }
-    out.set(f, at);
-    at += n;
-  }
+  let at = writeArrayHeader(out, 0, frames.length);
+  for (const f of frames) at = writeBinElement(out, at, f);
   return out;
 }
 

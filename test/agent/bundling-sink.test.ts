@@ -301,3 +301,22 @@ test('an agent at 100 ms with bundle_interval 500 ms sends its ticks five at a t
     t.deepEqual(seqs, seqs.map((_, i) => i + 1), `${name}: every seq once, in order`);
   }
 });
+
+test('a frame is copied as it comes: its bytes may be written over at once, and the bundle still holds them as they were', (t) => {
+  const target = new Collector();
+  const sink = new BundlingSink(target, 'h', 1, 500);
+  const made: Buffer[] = [];
+  // one buffer written over for every frame, as the encoder's slab once a frame was given back
+  const scratch = Buffer.alloc(400);
+  for (let i = 0; i < 40; i++) {
+    const frame = Buffer.alloc(30 + 7 * i, i + 1);
+    made.push(frame);
+    frame.copy(scratch);
+    sink.publishFrame(`s${i}`, scratch.subarray(0, frame.length), 'p', i + 1);
+    scratch.fill(0xee);
+  }
+  sink.endTick();
+  const [bundle] = target.bundles();
+  t.is(bundle?.frames, 40);
+  t.deepEqual(bundleFrames(bundle?.data ?? new Uint8Array()).map((f) => Buffer.from(f)), made);
+});
