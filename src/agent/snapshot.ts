@@ -31,12 +31,49 @@ export const SNAPSHOT_VERSION = 1;
 /** Frames kept per sampler for `?since`: a poll up to this many intervals late loses none. */
 export const RECENT_FRAMES = 5;
 
-interface Published {
-  readonly data: Uint8Array;
-  /** the memory `data` is a view of, reused for a later frame of the subject */
-  readonly room: Buffer;
-  /** when it was published, unix ns (the agent's clock; after the frame's end) */
-  readonly atNs: bigint;
+/**
+ * A sampler's last RECENT_FRAMES frames, copied into memory written again
+ * for each next frame: after its first ticks the sink makes nothing new per
+ * frame (a new copy and entry each tick, kept RECENT_FRAMES ticks, outlived
+ * V8's young generation and waited in the old space for a full GC).
+ */
+class Recent {
+  /** slot -> the memory its frame is copied into */
+  readonly #rooms: Buffer[] = [];
+  /** slot -> its frame's length */
+  readonly #lengths = new Uint32Array(RECENT_FRAMES);
+  /** slot -> when its frame was published, unix ns (the agent's clock; after the frame's end) */
+  readonly #atNs = new BigUint64Array(RECENT_FRAMES);
+  /** the oldest frame's slot */
+  #first = 0;
+  #count = 0;
+
+  add(data: Uint8Array, atNs: bigint): void {
+    let slot: number;
+    if (this.#count < RECENT_FRAMES) slot = (this.#first + this.#count++) % RECENT_FRAMES;
+    else {
+      slot = this.#first;
+      this.#first = (this.#first + 1) % RECENT_FRAMES;
+    }
+    let room = this.#rooms[slot];
+    if (room === undefined || room.byteLength < data.byteLength) {
+      room = Buffer.allocUnsafeSlow(roomFor(data.byteLength));
+      this.#rooms[slot] = room;
+    }
+    room.set(data);
+    this.#lengths[slot] = data.byteLength;
+    this.#atNs[slot] = atNs;
+  }
+
+  /** Views of the newest frame, after those published after `sinceNs` (older first): each is written over RECENT_FRAMES frames later. */
+  collect(into: Uint8Array[], sinceNs: bigint | undefined): void {
+    for (let i = 0; i < this.#count; i++) {
+      const slot = (this.#first + i) % RECENT_FRAMES;
+      if (i === this.#count - 1 || (sinceNs !== undefined && (this.#atNs[slot] as bigint) > sinceNs)) {
+        into.push((this.#rooms[slot] as Buffer).subarray(0, this.#lengths[slot]));
+      }
+    }
+  }
 }
 
 export interface Snapshot {
@@ -49,8 +86,8 @@ export interface Snapshot {
 
 export class SnapshotSink implements FrameSink {
   readonly #next: FrameSink;
-  /** subject -> its last RECENT_FRAMES frames, older first */
-  readonly #recent = new Map<string, Published[]>();
+  /** subject -> its last RECENT_FRAMES frames */
+  readonly #recent = new Map<string, Recent>();
   /** descriptor hash -> JSON */
   readonly #descriptors = new Map<string, string>();
 
@@ -67,15 +104,13 @@ export class SnapshotSink implements FrameSink {
   }
 
   publishFrame(subject: string, data: Uint8Array, idPrefix: string, seq: number): void {
-    const recent = this.#recent.get(subject) ?? [];
-    // a copy, since the frame itself is given back to the encoder once bundled (frame/frame-slabs.ts); written
-    // into the memory of the entry it replaces when that holds it: a new copy each tick, kept RECENT_FRAMES
-    // ticks, would be promoted and wait for a full GC
-    const oldest = recent.length >= RECENT_FRAMES ? recent.shift() : undefined;
-    const room = oldest !== undefined && oldest.room.byteLength >= data.byteLength ? oldest.room : Buffer.allocUnsafeSlow(roomFor(data.byteLength));
-    room.set(data);
-    recent.push({ data: room.subarray(0, data.byteLength), room, atNs: nowNs() });
-    this.#recent.set(subject, recent);
+    let recent = this.#recent.get(subject);
+    if (recent === undefined) {
+      recent = new Recent();
+      this.#recent.set(subject, recent);
+    }
+    // a copy, since the frame itself is given back to the encoder once bundled (frame/frame-slabs.ts)
+    recent.add(data, nowNs());
     this.#next.publishFrame(subject, data, idPrefix, seq);
   }
 
@@ -92,12 +127,7 @@ export class SnapshotSink implements FrameSink {
   snapshot(sinceNs?: bigint): Snapshot {
     const at = nowNs();
     const frames: Uint8Array[] = [];
-    for (const recent of this.#recent.values()) {
-      const newest = recent.length - 1;
-      recent.forEach((p, i) => {
-        if (i === newest || (sinceNs !== undefined && p.atNs > sinceNs)) frames.push(p.data);
-      });
-    }
+    for (const recent of this.#recent.values()) recent.collect(frames, sinceNs);
     const descriptors: Record<string, string> = {};
     for (const f of frames) {
       const hash = decodeFrame(f).descriptor;
