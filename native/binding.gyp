@@ -10,9 +10,10 @@
     },
     {
       "target_name": "rezolus_malloc",
-      "sources": ["src/malloc.c"],
+      "sources": ["src/malloc.c", "src/heap.cc"],
       "defines": ["NAPI_VERSION=8"],
-      "cflags": ["-Wall", "-Wextra"]
+      "cflags": ["-Wall", "-Wextra"],
+      "cflags_cc": ["-std=c++17", "-Wall", "-Wextra"]
     }
   ]
 }

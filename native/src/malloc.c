@@ -1,7 +1,8 @@
 // rezolus_malloc: glibc malloc tuning, loaded by the CLI's entry for `rezolus
-// agent` before the rest of the CLI (src/agent/malloc-arenas.ts). Plain C and
-// Node-API with no library of its own, so that loading it maps ~nothing; the
-// libbpf addon (rezolus_native) costs ~1.5 MiB of RSS to load.
+// agent` before the rest of the CLI (src/agent/malloc-arenas.ts), and one
+// call into V8 (heap.cc). Node-API with no library of its own, so that
+// loading it maps ~nothing; the libbpf addon (rezolus_native) costs ~1.5 MiB
+// of RSS to load.
 #include <node_api.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +44,18 @@ static napi_value MallocTrim(napi_env env, napi_callback_info info) {
   return out;
 }
 
+int rezolus_reduce_heap(void);
+
+// reduceHeap() -> whether V8 was asked: a full GC that leaves V8's young
+// generation at its least size and returns the old space's free pages
+// (heap.cc). It starts now and ends over the next few ms of JS.
+static napi_value ReduceHeap(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value out;
+  napi_get_boolean(env, rezolus_reduce_heap() == 1, &out);
+  return out;
+}
+
 static void Export(napi_env env, napi_value exports, const char* name, napi_callback cb) {
   napi_value fn;
   if (napi_create_function(env, name, NAPI_AUTO_LENGTH, cb, NULL, &fn) == napi_ok) {
@@ -53,5 +66,6 @@ static void Export(napi_env env, napi_value exports, const char* name, napi_call
 NAPI_MODULE_INIT() {
   Export(env, exports, "mallocArenaMax", MallocArenaMax);
   Export(env, exports, "mallocTrim", MallocTrim);
+  Export(env, exports, "reduceHeap", ReduceHeap);
   return exports;
 }

@@ -24,6 +24,7 @@ import { VERSION } from '../version.js';
 import { Agent } from './agent.js';
 import { everyOnTheClock } from './clock.js';
 import { appliedAgentMallocArenas } from './malloc-arenas.js';
+import { reduceHeapAfterStart } from './heap-reduce.js';
 import { startMallocTrim } from './malloc-trim.js';
 import { useNativeNumberPacker } from './number-packer.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
@@ -51,6 +52,11 @@ export interface AgentProcess {
    * hundreds of MiB a trim walks it all (5–25 ms at 320 MiB).
    */
   readonly mallocTrim?: boolean;
+  /**
+   * Ask V8 once, 15 s after start, to make its heap small (heap-reduce.ts):
+   * for a process that is the agent alone, whose heap start-up left large.
+   */
+  readonly reduceHeap?: boolean;
 }
 
 /** Connects, provisions the stream and buckets, and starts sampling. */
@@ -162,7 +168,8 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   // on the clock, 3 ms past the boundary: in the wake-up of a tick (clock.ts)
   const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
   const stopTrim = proc.mallocTrim === true ? startMallocTrim() : undefined;
-  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined }, 'agent running');
+  const cancelReduce = proc.reduceHeap === true ? reduceHeapAfterStart() : undefined;
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined, reduce_heap: cancelReduce !== undefined }, 'agent running');
   return {
     agent,
     publisher,
@@ -173,6 +180,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
       http?.close();
       stopPeriodic();
       stopTrim?.();
+      cancelReduce?.();
       clearTimeout(statusTimer);
       keeper.stop();
       await agent.stop();

@@ -30,7 +30,7 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
   applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');
-  const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log, { mallocTrim: true });
+  const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log, { mallocTrim: true, reduceHeap: true });
   untilSignal(() => running.stop(), log);
   return undefined;
 }

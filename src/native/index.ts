@@ -145,6 +145,14 @@ export interface MallocAddon {
    * back; false otherwise, and where the C library is not glibc.
    */
   mallocTrim(): boolean;
+  /**
+   * V8's MemoryPressureNotification, moderate then none at once: an
+   * incremental mark that ends in a full GC which leaves the young
+   * generation at its least size and gives the old space's free pages back,
+   * as V8's own memory reducer does when a process goes quiet. true once
+   * asked (the GC runs over the next few ms of JS).
+   */
+  reduceHeap(): boolean;
 }
 
 /** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */
