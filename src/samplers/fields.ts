@@ -19,3 +19,16 @@ export function splitFields(line: string, from = 0): string[] {
   }
   return out;
 }
+
+/** The field at `index` (0 for the first) of a procfs line, without splitting the rest; undefined when it has fewer. */
+export function nthField(line: string, index: number): string | undefined {
+  const n = line.length;
+  let i = 0;
+  for (let k = 0; ; k++) {
+    while (i < n && isFieldSeparator(line.charCodeAt(i))) i++;
+    if (i === n) return undefined;
+    const start = i;
+    while (i < n && !isFieldSeparator(line.charCodeAt(i))) i++;
+    if (k === index) return line.slice(start, i);
+  }
+}

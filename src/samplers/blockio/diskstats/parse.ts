@@ -1,5 +1,5 @@
 import { parseU64 } from '../../../metrics/u64.js';
-import { splitFields } from '../../fields.js';
+import { nthField, splitFields } from '../../fields.js';
 
 export type { Counter } from '../../../metrics/u64.js';
 import type { Counter } from '../../../metrics/u64.js';
@@ -62,10 +62,12 @@ export function parseDiskstats(text: string, include?: (device: string) => boole
   const disks: DiskStats[] = [];
   let skipped = 0;
   for (const line of text.split('\n')) {
+    // the name first: a device left out (loop devices, of which a host with snaps has dozens) is not split
+    const name = include === undefined ? undefined : nthField(line, 2);
+    if (name !== undefined && include !== undefined && !include(name)) continue;
     const f = splitFields(line);
     if (f.length === 0) continue;
     const device = f[2];
-    if (device !== undefined && include !== undefined && !include(device)) continue;
     const n = f.length;
     if (device === undefined || (n !== FIELDS_BASE && n !== FIELDS_DISCARD && n < FIELDS_FLUSH)) {
       skipped++;
