@@ -12,33 +12,6 @@ const kept = new OpenFiles(64, keepBelowFd(ownSoftOpenFilesLimit()));
 /** root -> whether it is a real procfs or sysfs (a fixture root is not: its files may be replaced) */
 const pseudoRoots = new Map<string, boolean>();
 const paths = new PathCache();
-/**
- * Procfs and sysfs texts read in the current synchronous run of the agent,
- * emptied at its end (a microtask). The samplers of one tick start in one
- * such run (agent.ts tick) and read their first files in it, so two that
- * read the same file (cpu_usage and scheduler_procs, /proc/stat) share one
- * read, taken microseconds apart; a later tick, or a sampler on another
- * interval, reads it afresh.
- */
-const thisRun = new Map<string, string>();
-let emptyQueued = false;
-const emptyThisRun = (): void => {
-  thisRun.clear();
-  emptyQueued = false;
-};
-
-function readShared(path: string): string {
-  let text = thisRun.get(path);
-  if (text === undefined) {
-    text = kept.read(path);
-    thisRun.set(path, text);
-    if (!emptyQueued) {
-      emptyQueued = true;
-      queueMicrotask(emptyThisRun);
-    }
-  }
-  return text;
-}
 
 function isPseudoRoot(root: string): boolean {
   let pseudo = pseudoRoots.get(root);
@@ -55,12 +28,11 @@ function isPseudoRoot(root: string): boolean {
  * or a fixture root). Below a real procfs or sysfs the file stays open and
  * the next read is one pread(2) from offset 0, which the kernel answers with
  * fresh text (saves an open and a close per file and tick); an fd that fails
- * is closed and the path opened again. Reads of one file in one synchronous
- * run share its text (readShared).
+ * is closed and the path opened again.
  */
 export async function readText(root: string, relative: string): Promise<string> {
   const path = paths.join(root, relative);
-  return isPseudoRoot(root) ? readShared(path) : readPseudoFile(path);
+  return isPseudoRoot(root) ? kept.read(path) : readPseudoFile(path);
 }
 
 /**

@@ -34,26 +34,3 @@ test('readText reads live procfs repeatedly with fresh content', async (t) => {
 test('readText throws ENOENT for a missing file', async (t) => {
   await t.throwsAsync(readText('/nonexistent-root', 'x'), { code: 'ENOENT' });
 });
-
-test('reads of one procfs file in one synchronous run share one read; the next run reads it afresh', async (t) => {
-  // /proc/self/schedstat: the thread's CPU time in ns, different at every real read of a busy thread
-  const spin = (): void => {
-    const end = process.hrtime.bigint() + 2_000_000n;
-    while (process.hrtime.bigint() < end) {}
-  };
-  const first = readText('/proc', 'self/schedstat');
-  spin();
-  const second = readText('/proc', 'self/schedstat');
-  t.is(await first, await second, 'one read for both, taken in one run');
-  spin();
-  const later = await readText('/proc', 'self/schedstat');
-  t.not(later, await first, 'read afresh once the run is over');
-  // a fixture root is not shared: its files may be rewritten between two reads of one run
-  const dir = mkdtempSync(join(tmpdir(), 'rezolus-read-'));
-  writeFileSync(join(dir, 'f'), 'one\n');
-  const a = readText(dir, 'f');
-  writeFileSync(join(dir, 'f'), 'two\n');
-  const b = readText(dir, 'f');
-  t.deepEqual([await a, await b], ['one\n', 'two\n']);
-  rmSync(dir, { recursive: true });
-});
