@@ -275,8 +275,8 @@ const KEY_L = K('l');
 
 /**
  * A frame as msgpack: the map {v, h, s, i, q, b, e, d, x[, l]}. The bytes
- * are a view of a shared slab, not written again until given back (frame-slabs.ts giveFrameBack): keep them
- * as long as needed.
+ * are a view of a shared slab, not written again unless given back at once (frame-slabs.ts giveFrameBack):
+ * keep them as long as needed.
  */
 export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint8Array {
   start = at;
@@ -310,6 +310,7 @@ export function encodeFrame(header: FrameHeader, values: readonly Value[]): Uint
     at = start;
     throw error;
   }
-  frameWritten(slab);
-  return slab.subarray(start, at);
+  const frame = slab.subarray(start, at);
+  frameWritten(slab, frame);
+  return frame;
 }

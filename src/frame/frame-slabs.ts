@@ -11,11 +11,13 @@
  * holder of a frame: the HTTP snapshot keeps copies of its own), and a slab
  * that was full and has every frame back is written again.
  *
- * Safe by construction: a slab is reused only when each of its frames was
- * given back, once (a second give of the same view is ignored, as is a
- * view of bytes from elsewhere); a frame never given back (held by a test,
- * published alone and dropped) keeps its slab out of reuse, and the garbage
- * collector takes it as before.
+ * Safe by construction: only the newest frame the encoder made may be given
+ * back, once, before it makes another (the bundling sink copies each frame
+ * as it comes and gives it back at once). Any other give is ignored: a
+ * second one, a frame from earlier (its slab may hold new frames by then),
+ * a view of part of a frame, bytes from elsewhere. A frame never given back
+ * (held by a test, published alone) keeps its slab out of reuse, and the
+ * garbage collector takes it as before.
  */
 
 export const SLAB_BYTES = 64 * 1024;
@@ -28,19 +30,17 @@ interface Slab {
   out: number;
   /** full: the encoder writes into another */
   full: boolean;
-  /**
-   * one bit per 8 bytes of the slab, set when the frame starting there was
-   * given back: a frame takes more than 8 bytes, so no two start in one
-   * grain. A bitmap, not a set of the views: a set's table grew with every
-   * frame and was promoted at 10 Hz (test/bench/README.md, "what outlives
-   * the young generation").
-   */
-  readonly given: Uint8Array;
 }
 
-const GRAIN_SHIFT = 3;
 const slabs = new WeakMap<ArrayBufferLike, Slab>();
 const free: Slab[] = [];
+/**
+ * The newest frame the encoder made, until given back: the one frame that
+ * may be. One reference, not a set of every frame given back (a set's table
+ * grew with every frame and was promoted at 10 Hz, test/bench/README.md,
+ * "what outlives the young generation").
+ */
+let newest: Uint8Array | undefined;
 
 /** A slab of at least `bytes`: a kept one when the size is the usual, else a new one. */
 export function takeSlab(bytes = SLAB_BYTES): Buffer {
@@ -49,20 +49,19 @@ export function takeSlab(bytes = SLAB_BYTES): Buffer {
     if (kept !== undefined) {
       kept.out = 0;
       kept.full = false;
-      kept.given.fill(0);
       return kept.bytes;
     }
   }
-  const size = Math.max(bytes, SLAB_BYTES);
-  const made: Slab = { bytes: Buffer.allocUnsafeSlow(size), out: 0, full: false, given: new Uint8Array(Math.ceil((size >> GRAIN_SHIFT) / 8) + 1) };
+  const made: Slab = { bytes: Buffer.allocUnsafeSlow(Math.max(bytes, SLAB_BYTES)), out: 0, full: false };
   slabs.set(made.bytes.buffer, made);
   return made.bytes;
 }
 
-/** The encoder wrote a frame into `slab`. */
-export function frameWritten(slab: Buffer): void {
+/** The encoder wrote `frame` into `slab`. */
+export function frameWritten(slab: Buffer, frame: Uint8Array): void {
   const s = slabs.get(slab.buffer);
   if (s !== undefined) s.out++;
+  newest = frame;
 }
 
 /** The encoder writes into another slab from now: this one is reused once its frames are back. */
@@ -75,17 +74,14 @@ export function slabFull(slab: Buffer): void {
 
 /**
  * A frame nobody reads any more (copied into a bundle): its slab may be
- * written again once every frame of it is back. Only the one holder of a
- * frame may give it back.
+ * written again once every frame of it is back. Only the one holder of the
+ * newest frame may give it back, before the next is encoded.
  */
 export function giveFrameBack(frame: Uint8Array): void {
+  if (frame !== newest) return;
+  newest = undefined;
   const s = slabs.get(frame.buffer);
   if (s === undefined) return;
-  const grain = (frame.byteOffset - s.bytes.byteOffset) >> GRAIN_SHIFT;
-  const bit = 1 << (grain & 7);
-  const at = grain >> 3;
-  if (at >= s.given.length || ((s.given[at] as number) & bit) !== 0) return;
-  s.given[at] = (s.given[at] as number) | bit;
   s.out--;
   keepIfDone(s);
 }

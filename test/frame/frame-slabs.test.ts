@@ -48,3 +48,36 @@ test.serial('bytes from elsewhere are not taken', (t) => {
   giveFrameBack(Buffer.allocUnsafeSlow(SLAB_BYTES));
   t.is(keptSlabs(), before);
 });
+
+test.serial('only the newest frame is taken back: a stale give after its slab was reused, a late one, or a part of a frame leave the held frames alone', (t) => {
+  // frames of one size (seq of the same width), each given back and remembered by slab and offset,
+  // until one lands where an earlier one was: its slab was written again
+  const seen = new Map<ArrayBufferLike, Map<number, Uint8Array>>();
+  let held: Uint8Array | undefined;
+  let stale: Uint8Array | undefined;
+  for (let seq = 1000; seq < 20_000 && held === undefined; seq++) {
+    const f = encodeFrame(header(seq), values(1));
+    const before = seen.get(f.buffer)?.get(f.byteOffset);
+    if (before !== undefined) {
+      held = f;
+      stale = before;
+      break;
+    }
+    giveFrameBack(f);
+    const bySlab = seen.get(f.buffer) ?? new Map<number, Uint8Array>();
+    bySlab.set(f.byteOffset, f);
+    seen.set(f.buffer, bySlab);
+  }
+  if (held === undefined || stale === undefined) return t.fail('no slab was written again');
+  const copy = Buffer.from(held);
+  // a second give of the old view, which starts where the held frame does
+  giveFrameBack(stale);
+  // a late give of the held frame itself, once another frame was made, and a part of one
+  const other = encodeFrame(header(30_000), values(2));
+  giveFrameBack(held);
+  giveFrameBack(other);
+  const part = encodeFrame(header(30_001), values(3));
+  giveFrameBack(part.subarray(16));
+  for (let seq = 40_000; seq < 42_000; seq++) giveFrameBack(encodeFrame(header(seq), values(seq)));
+  t.deepEqual(Buffer.from(held), copy, 'the held frame was written over');
+});
