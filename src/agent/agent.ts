@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { metricsSubject, frameMsgIdPrefix, hostToken } from '../bus/subjects.js';
 import { encodeFrame } from '../frame/codec.js';
-import { describe, sameLayout, type EncodedDescriptor } from '../frame/descriptor.js';
+import { describe, LayoutMemo, type EncodedDescriptor } from '../frame/descriptor.js';
 import type { Point, Sampler, SamplerContext, SamplerDefinition } from '../samplers/types.js';
 import { runIntervalMs, SamplerUnsupportedError } from '../samplers/types.js';
 import {
@@ -100,7 +100,8 @@ interface Runtime {
   readonly subject: string;
   readonly idPrefix: string;
   seq: number;
-  lastPoints: readonly Point[];
+  /** the layout its descriptor was made from (not the reading: see LayoutMemo) */
+  readonly layout: LayoutMemo;
   descriptor: EncodedDescriptor | undefined;
   refreshNs: bigint;
   refreshes: number;
@@ -139,7 +140,7 @@ export class Agent implements AgentIntrospection {
       subject: metricsSubject(hostToken(o.host), s.definition.name),
       idPrefix: frameMsgIdPrefix(o.host, s.definition.name, o.instance),
       seq: 0,
-      lastPoints: [],
+      layout: new LayoutMemo(),
       descriptor: undefined,
       refreshNs: 0n,
       refreshes: 0,
@@ -338,10 +339,10 @@ export class Agent implements AgentIntrospection {
 
   private emit(r: Runtime, points: Point[], beginNs: bigint, endNs: bigint, last: boolean): void {
     const name = r.definition.name;
-    if (r.descriptor === undefined || !sameLayout(r.lastPoints, points)) {
+    if (r.descriptor === undefined || !r.layout.matches(points)) {
       r.descriptor = describe(name, points);
+      r.layout.remember(points);
     }
-    r.lastPoints = points;
     const d = r.descriptor;
     const limit = this.o.sink.maxPayload?.();
     if (limit !== undefined && d.json.length > limit) {

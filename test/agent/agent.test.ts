@@ -10,6 +10,7 @@ import { SAMPLERS } from '../../src/samplers/registry.js';
 import type { PublishStats } from '../../src/samplers/rezolus/introspection.js';
 import type { Labels, Point, Reading, SamplerDefinition } from '../../src/samplers/types.js';
 import { SamplerUnsupportedError } from '../../src/samplers/types.js';
+import { fullGc } from '../helpers/gc.js';
 import { PROC, SYS } from '../helpers/fixtures.js';
 
 // ---------------------------------------------------------------- helpers
@@ -57,6 +58,7 @@ class CollectingSink implements FrameSink {
 }
 
 const fakeCounter = metric({ name: 'fake_events', kind: MetricKind.Counter, unit: Unit.Events, labels: ['id'], description: 'Fake events.' });
+const fakeHistogram = metric({ name: 'fake_latency', kind: MetricKind.Histogram, unit: Unit.Nanoseconds, labels: [], description: 'Fake latency.' });
 const fakeGauge = metric({ name: 'fake_level', kind: MetricKind.Gauge, unit: Unit.Count, labels: [], description: 'Fake level.' });
 const ID0: Labels = { id: '0' };
 const ID1: Labels = { id: '1' };
@@ -290,6 +292,48 @@ test('a layout change gets a new descriptor put before its frame; returning to a
   t.deepEqual(frames.map((f) => f.raw.descriptor), [p1?.key, p2?.key, p2?.key, p1?.key]);
   t.deepEqual(frames.map((f) => f.raw.seq), [1, 2, 3, 4]);
   t.deepEqual(frames.map((f) => f.raw.values), [[10], [20, 5], [30, 6], [40]]);
+});
+
+test('a sampler that writes new labels into the array it returned before gets a new descriptor', async (t) => {
+  // rezolus_self and others make their points once and write values into them again;
+  // a changed series in that same array is still a changed layout
+  const sink = new CollectingSink();
+  const points: { metric: typeof fakeCounter; labels: Labels; value: number }[] = [{ metric: fakeCounter, labels: ID0, value: 1 }];
+  const s = fake('fake_reuse', (n) => {
+    if (n === 2) points[0] = { metric: fakeCounter, labels: ID1, value: 2 };
+    return { points, skipped: 0 };
+  });
+  const agent = makeAgent(sink, [s.definition]);
+  t.teardown(() => agent.stop());
+  await agent.start();
+  await agent.tickOnce();
+  await agent.tickOnce();
+  const [p1, p2] = sink.puts;
+  t.is(sink.puts.length, 2);
+  t.deepEqual(parseDescriptor(p2?.value ?? '').series, [['fake_events', ['1']]]);
+  t.deepEqual(sink.framesOf('fake_reuse').map((f) => f.raw.descriptor), [p1?.key, p2?.key]);
+});
+
+test('a reading is not kept once its frame is made: its values can go with the next young-generation GC', async (t) => {
+  // held until the next tick, a second at 1 Hz, the values outlived V8's scavenges and
+  // were moved to the old space (histogram arrays: half of what the agent promoted)
+  const sink = new CollectingSink();
+  const refs: WeakRef<object>[] = [];
+  const s = fake('fake_hist', (n) => {
+    const value = { groupingPower: 2, maxValuePower: 8, index: [n], count: [n] };
+    refs.push(new WeakRef(value));
+    return { points: [{ metric: fakeHistogram, labels: NONE, value }], skipped: 0 };
+  });
+  const agent = makeAgent(sink, [s.definition]);
+  t.teardown(() => agent.stop());
+  await agent.start();
+  await agent.tickOnce();
+  await agent.tickOnce();
+  await sleep(0);
+  fullGc();
+  t.is(refs.length, 2);
+  t.deepEqual(refs.map((r) => r.deref() === undefined), [true, true], 'no reading held after its frame');
+  t.is(sink.framesOf('fake_hist').length, 2);
 });
 
 test('an empty reading publishes nothing and does not use a sequence number', async (t) => {
