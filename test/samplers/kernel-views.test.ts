@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { H2_BUCKETS } from '../../src/metrics/histogram.js';
 import { loadNative } from '../../src/native/index.js';
 import { liveSlots } from '../../src/samplers/kernel/per-cgroup.js';
+import { totalCount } from '../../src/metrics/histogram.js';
 import { CounterBankView, HistogramView, PackedView } from '../../src/samplers/kernel/views.js';
 import { OldCounterBankView, OldHistogramView, OldPackedView, oldLiveSlots, oldTouched } from '../helpers/kernel-views-old.js';
 import { prng } from '../helpers/prng.js';
@@ -41,8 +42,10 @@ test('HistogramView.read equals the old reader on random sparse histograms with 
     const words = randomWords(rand, count * H2_BUCKETS, density);
     for (let k = 0; k < count; k++) {
       const want = new OldHistogramView(words.buffer, k).read();
-      const got = new HistogramView(words.buffer, k).read();
+      const view = new HistogramView(words.buffer, k);
+      const got = view.read();
       t.deepEqual(got, want);
+      t.is(view.total, totalCount(want), 'the total read beside it');
       nonZero += want.index.length;
       clamped += want.count.filter((c) => c === Number.MAX_SAFE_INTEGER).length;
     }

@@ -57,17 +57,24 @@ export class HistogramView {
     this.words = new BigUint64Array(buffer, k * H2_BUCKETS * 8, H2_BUCKETS);
   }
 
+  /** the sum of the counts of the last read() (totalCount of it, without a second pass) */
+  total = 0;
+
   read(): SparseHistogram {
     const n = scan(this.words);
     // sized once and filled (no push: each is a call in the interpreter the agent runs at 1 Hz)
     const index = new Array<number>(n);
     const count = new Array<number>(n);
+    let total = 0;
     for (let j = 0; j < n; j++) {
       index[j] = scanIndex[j] as number;
       const c = scanValue[j] as number;
       // A bucket past 2^53 events is beyond any real host; clamp rather than lose the frame.
-      count[j] = c > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : c;
+      const clamped = c > Number.MAX_SAFE_INTEGER ? Number.MAX_SAFE_INTEGER : c;
+      count[j] = clamped;
+      total += clamped;
     }
+    this.total = total;
     return { groupingPower: GROUPING_POWER, maxValuePower: MAX_VALUE_POWER, index, count };
   }
 }

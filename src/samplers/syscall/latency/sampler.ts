@@ -22,8 +22,9 @@ export const syscallLatencySampler: SamplerDefinition = defineSyscallSampler({
     return (): Reading => {
       const points: Point[] = [];
       for (let k = 0; k < OPS.length; k++) {
-        const value = views[k]!.read();
-        totals[k] = totalCount(value);
+        const view = views[k]!;
+        const value = view.read();
+        totals[k] = view.total;
         points.push({ metric: syscallLatency, labels: OPS[k]!, value });
       }
       // the shares these histograms were timed at, before the rates just read choose the next ones
