@@ -90,6 +90,7 @@ interface Shell {
  */
 export class LayoutMemo {
   readonly #shells: Shell[] = [];
+  #remembered = false;
 
   /** True when `points` have the layout last remembered (false before the first). */
   matches(points: readonly Point[]): boolean {
@@ -111,6 +112,4 @@ export class LayoutMemo {
     shells.length = points.length;
     this.#remembered = true;
   }
-
-  #remembered = false;
 }
