@@ -63,7 +63,9 @@ test.serial('a burst above the budget is sampled next: fewer timed, each counted
   const countedA = sumOf(cb, 'syscall', { op: 'query' }) - sumOf(ca, 'syscall', { op: 'query' });
   const countedB = sumOf(cc, 'syscall', { op: 'query' }) - sumOf(cb, 'syscall', { op: 'query' });
   t.log(`query: exact window ${count(exact)} timed of ${countedA} counted; sampled at 1/${2 ** shift}: ${count(sampled)} (weighted) of ${countedB}`);
-  t.is(count(exact), countedA, 'below the budget every syscall is timed and counted once');
+  // the two windows are read a moment apart, and the query class is the machine's (getpid and the like
+  // of every process): a few syscalls may fall between; sampled at 1/2 or doubled, thousands would differ
+  t.true(Math.abs(count(exact) - countedA) <= 10, `below the budget every syscall is timed and counted once: ${count(exact)} timed, ${countedA} counted`);
   // weighted, the sampled histogram estimates the class's syscalls (about N / 2^shift timed: a few % of noise)
   const ratio = count(sampled) / countedB;
   t.true(ratio > 0.8 && ratio < 1.25, `weighted count / counted = ${ratio.toFixed(3)}`);
