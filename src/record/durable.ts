@@ -175,7 +175,7 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
     // killed after the file was in place: only the clean-up is left
     await writer.abort();
     const done = finishCleanUp(port, spool, config, source, release, link);
-    return { done, progress: () => ({ frames: spool.frames, rows: 0, bytes: 0 }), stop: () => undefined, abort: async () => void (await done.catch(() => undefined)) };
+    return { done, progress: () => ({ frames: spool.frames, rows: 0, bytes: 0 }), skipped: () => ({ ...source.skipped }), stop: () => undefined, abort: async () => void (await done.catch(() => undefined)) };
   }
   log.info(
     { hosts: config.hosts, stream, consumer: name, output: config.output, spool: path, spooledMessages: spool.frames, fromSeq: source.fromSeq, epochBase: spool.epoch?.base, resumeMs: Date.now() - began },
@@ -215,6 +215,7 @@ async function start(config: DurableRecordConfig, path: string, link: BusLink, r
   return {
     done,
     progress: () => writer.progress(),
+    skipped: () => ({ ...source.skipped }),
     stop: () => source.stop(),
     async abort() {
       aborted = true;

@@ -112,5 +112,5 @@ async function recordFrom(source: FrameSource, bus: RecordBus | undefined, confi
     await writer.abort();
     await settled;
   };
-  return { done, progress: () => writer.progress(), stop: () => source.stop(), abort };
+  return { done, progress: () => writer.progress(), skipped: () => ({ ...source.skipped }), stop: () => source.stop(), abort };
 }

@@ -76,6 +76,8 @@ export interface RunningRecord {
   readonly done: Promise<RecordSummary>;
   /** frames, rows and file bytes so far (for a progress line) */
   progress(): SinkProgress;
+  /** the frames left out so far, by reason (the summary's `skipped` once done) */
+  skipped(): SkipStats;
   /** ends the recording now; the file is still written */
   stop(): void;
   /** ends the recording without a file */

@@ -12,6 +12,7 @@
  * fleet.test.ts; this is the flood.
  */
 import test from 'ava';
+import { isDeepStrictEqual } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
@@ -206,7 +207,9 @@ test.serial('100 000 hostile messages: every consumer keeps running, counts each
   // ---- the recorder: stopped after the last frames reached it; its summary and its rows
   const allFrames = goodTicks + 5;
   t.true(await until(() => recorder.progress().frames === allFrames), `the recorder took ${recorder.progress().frames} of ${allFrames} good frames`);
-  await new Promise((r) => setTimeout(r, 300)); // descriptor misses resolve asynchronously
+  // descriptor misses resolve asynchronously (a frame waits for its descriptor's fetch): wait for the counts, not a fixed time
+  const wanted = { ...want, outOfOrder: 2 };
+  t.true(await until(() => isDeepStrictEqual(recorder.skipped(), wanted), 30_000), `the recorder's counts: ${JSON.stringify(recorder.skipped())}`);
   recorder.stop();
   const summary = await recorder.done;
   t.deepEqual(summary.skipped, { ...want, outOfOrder: 2 }, 'the recorder counted the same');
