@@ -27,6 +27,7 @@ import { appliedAgentMallocArenas } from './malloc-arenas.js';
 import { reduceHeapAfterStart } from './heap-reduce.js';
 import { startMallocTrim } from './malloc-trim.js';
 import { useNativeNumberPacker } from './number-packer.js';
+import { shownNodeFlags } from './node-flags.js';
 import { appliedAgentV8Flags } from './v8-flags.js';
 
 const STATUS_EVERY_MS = 10_000;
@@ -169,7 +170,7 @@ async function start(nc: NatsConnection, config: AgentConfig, log: Logger, steps
   const stopPeriodic = everyOnTheClock(STATUS_EVERY_MS, 3, () => void writeStatus());
   const stopTrim = proc.mallocTrim === true ? startMallocTrim() : undefined;
   const cancelReduce = proc.reduceHeap === true ? reduceHeapAfterStart() : undefined;
-  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined, reduce_heap: cancelReduce !== undefined }, 'agent running');
+  log.info({ host: agent.host, instance: instanceHex(instance), stream: config.stream.name, node_flags: shownNodeFlags(process.execArgv), v8_flags: appliedAgentV8Flags(), native_numbers: nativeNumbers, malloc_arena_max: appliedAgentMallocArenas(), malloc_trim: stopTrim !== undefined, reduce_heap: cancelReduce !== undefined }, 'agent running');
   return {
     agent,
     publisher,

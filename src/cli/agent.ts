@@ -1,4 +1,5 @@
 import type { LevelWithSilent } from 'pino';
+import { restartWithAgentNodeFlags } from '../agent/node-flags.js';
 import { applyAgentV8Flags } from '../agent/v8-flags.js';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
@@ -19,7 +20,6 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
     logLevel: levelFlag(flags['log-level']),
   });
   const cfg = { ...config, procfs: flags.procfs ?? config.procfs, sysfs: flags.sysfs ?? config.sysfs };
-  const log = createLogger(cfg.logLevel as LevelWithSilent);
   // V8 flags by the fastest sampler as the agent will run it (agent/v8-flags.ts): a sampler's own minimum
   // interval applies, and kernel samplers with [kernel] off do not run
   const intervals = SAMPLERS.flatMap((d) => {
@@ -27,7 +27,12 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
     if (own === undefined || !own.enabled || (d.kernel === true && !cfg.kernel.enabled)) return [];
     return [runIntervalMs(d, own.intervalMs)];
   });
-  applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
+  const fastestMs = Math.min(...intervals, Number.POSITIVE_INFINITY);
+  // node's own flags (agent/node-flags.ts): the process starts again with them, before it has made anything
+  const notRestarted = restartWithAgentNodeFlags(process.env, fastestMs);
+  const log = createLogger(cfg.logLevel as LevelWithSilent);
+  if (notRestarted !== undefined) log.warn({ reason: notRestarted }, 'agent runs without its node flags: more CPU at 1 Hz');
+  applyAgentV8Flags(process.env, fastestMs);
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');
   const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log, { mallocTrim: true, reduceHeap: true });

@@ -153,6 +153,11 @@ export interface MallocAddon {
    * asked (the GC runs over the next few ms of JS).
    */
   reduceHeap(): boolean;
+  /**
+   * Replaces this process's image with `argv[0]` run with `argv` (execv:
+   * same pid, same environment). Returns only when that fails: the reason.
+   */
+  reexec(argv: readonly string[]): string;
 }
 
 /** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */

@@ -1,12 +1,9 @@
 import test from 'ava';
-import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { AGENT_HEAP_FLAGS, AGENT_V8_FLAGS, AGENT_V8_FLAGS_ENV, agentV8Flags, EARLY_AGENT_V8_FLAGS, earlyAgentV8Flags, FAST_AGENT_V8_FLAGS, SLOW_TICK_FROM_MS } from '../../src/agent/v8-flags.js';
-import { PROC, SYS } from '../helpers/fixtures.js';
-import { startTestNats } from '../helpers/nats.js';
+import { type AgentRunOptions, agentEnv, runFixtureAgent } from '../helpers/agent-run.js';
 import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
 
 test('the agent runs without TurboFan when no sampler runs faster than 1 s (set before the CLI loads), turns it back on when one does, caps the young generation always; REZOLUS_AGENT_V8_FLAGS overrides all', (t) => {
@@ -30,15 +27,6 @@ test('the agent runs without TurboFan when no sampler runs faster than 1 s (set 
   t.deepEqual(earlyAgentV8Flags(['agent'], { [AGENT_V8_FLAGS_ENV]: '' }), []);
 });
 
-/** process.env with REZOLUS_AGENT_V8_FLAGS set to `value`, or without it. */
-function envWith(value: string | undefined): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env[AGENT_V8_FLAGS_ENV];
-  delete env.MALLOC_ARENA_MAX;
-  if (value !== undefined) env[AGENT_V8_FLAGS_ENV] = value;
-  return env;
-}
-
 /**
  * What `body` (module lines) writes to stdout in a fresh node, run after the
  * compiled applyAgentV8Flags(process.env, 1000), REZOLUS_AGENT_V8_FLAGS as given.
@@ -47,7 +35,7 @@ function afterAgentFlags(flags: string | undefined, imports: string[], body: str
   rezolusArgv(); // builds dist/ when stale
   const module = pathToFileURL(join(ROOT, 'dist', 'agent', 'v8-flags.js')).href;
   const script = [`import { applyAgentV8Flags } from ${JSON.stringify(module)};`, ...imports, 'applyAgentV8Flags(process.env, 1000);', ...body].join('\n');
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: envWith(flags) });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: agentEnv({ v8Flags: flags }) });
   if (r.status !== 0) throw new Error(`node exited ${r.status}: ${r.stderr}`);
   return r.stdout;
 }
@@ -105,50 +93,7 @@ test('the agent flags keep the young generation from growing under allocation; w
   t.true(grown >= 4 * capped, `${grown} KiB against ${capped} KiB`);
 });
 
-/**
- * `rezolus agent` on the fixture root, REZOLUS_AGENT_V8_FLAGS as given: its
- * `agent running` log line, and its stdout `afterMs` after that line (the
- * agent logs to stderr; node's --trace-opt writes to stdout).
- */
-async function runAgent(
-  flags: string | undefined,
-  o: { readonly nodeArgs?: readonly string[]; readonly afterMs?: number; readonly config?: string },
-  ...extra: string[]
-): Promise<{ line: Record<string, unknown>; stdout: string }> {
-  const server = await startTestNats();
-  const dir = mkdtempSync(join(tmpdir(), 'rezolus-v8-flags-test-'));
-  const config = join(dir, 'agent.toml');
-  writeFileSync(config, o.config ?? '[kernel]\nenabled = false\n[http]\nenabled = false\n[samplers.cgroup_resources]\nenabled = false\n');
-  const child = spawn(
-    process.execPath,
-    [...(o.nodeArgs ?? []), ...rezolusArgv('agent', '--config', config, '--nats', server.url, '--host', 'v8flags', '--procfs', PROC, '--sysfs', SYS, '--log-level', 'info', ...extra)],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: envWith(flags) },
-  );
-  let stdout = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  try {
-    const line = await new Promise<Record<string, unknown>>((resolve, reject) => {
-      let text = '';
-      const timer = setTimeout(() => reject(new Error(`no "agent running" line within 60 s: ${text}`)), 60_000);
-      child.stderr.on('data', (d: Buffer) => {
-        text += d.toString();
-        const line = text.split('\n').find((l) => l.includes('"agent running"'));
-        if (line === undefined) return;
-        clearTimeout(timer);
-        resolve(JSON.parse(line) as Record<string, unknown>);
-      });
-      child.once('exit', (code) => reject(new Error(`the agent exited ${code}: ${text}`)));
-    });
-    await new Promise((r) => setTimeout(r, o.afterMs ?? 0));
-    return { line, stdout };
-  } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
-    await server.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
+const runAgent = (v8Flags: string | undefined, o: Omit<AgentRunOptions, 'v8Flags'>, ...extra: string[]) => runFixtureAgent({ ...o, v8Flags }, ...extra);
 const runningLine = async (flags: string | undefined, ...extra: string[]): Promise<Record<string, unknown>> => (await runAgent(flags, {}, ...extra)).line;
 
 test('rezolus agent at 1 s optimises nothing with TurboFan, its start-up included (the flag is set before the CLI loads)', async (t) => {
