@@ -1,5 +1,5 @@
 import type { LevelWithSilent } from 'pino';
-import { restartWithAgentNodeFlags } from '../agent/node-flags.js';
+import { agentRestartFailure } from '../agent/node-flags.js';
 import { applyAgentV8Flags } from '../agent/v8-flags.js';
 import { AGENT_SPEC, loadAgentConfig } from '../config/agent.js';
 import { createLogger } from '../log/logger.js';
@@ -27,12 +27,11 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
     if (own === undefined || !own.enabled || (d.kernel === true && !cfg.kernel.enabled)) return [];
     return [runIntervalMs(d, own.intervalMs)];
   });
-  const fastestMs = Math.min(...intervals, Number.POSITIVE_INFINITY);
-  // node's own flags (agent/node-flags.ts): the process starts again with them, before it has made anything
-  const notRestarted = restartWithAgentNodeFlags(process.env, fastestMs);
   const log = createLogger(cfg.logLevel as LevelWithSilent);
-  if (notRestarted !== undefined) log.warn({ reason: notRestarted }, 'agent runs without its node flags: more CPU at 1 Hz');
-  applyAgentV8Flags(process.env, fastestMs);
+  // the CLI's entry restarted the process under node's own flags, or could not (agent/node-flags.ts)
+  const notRestarted = agentRestartFailure();
+  if (notRestarted !== undefined) log.warn({ reason: notRestarted }, 'agent runs without its node flags: more CPU and RSS');
+  applyAgentV8Flags(process.env, Math.min(...intervals, Number.POSITIVE_INFINITY));
   // Each mode loads only its own code: the agent never pays for fastify (~12 MB RSS).
   const { runAgent } = await import('../agent/main.js');
   const running = await runAgent({ ...cfg, natsUrl: await serviceNats(flags, cfg.natsUrl, log) }, log, { mallocTrim: true, reduceHeap: true });

@@ -1,10 +1,13 @@
-// Before anything else loads: `rezolus agent` runs without TurboFan at 1 Hz, and flags set
+// Before anything else loads: `rezolus agent` starts again under node flags that only node's
+// command line takes (agent/node-flags.ts); it runs without TurboFan at 1 Hz, and flags set
 // once the CLI's modules are loaded come after their start-up was optimised (agent/v8-flags.ts);
 // its threads share one malloc arena, which must be set before V8's workers make theirs
 // (agent/malloc-arenas.ts).
 import { applyAgentMallocArenas } from '../agent/malloc-arenas.js';
+import { restartWithAgentNodeFlags } from '../agent/node-flags.js';
 import { applyEarlyAgentV8Flags } from '../agent/v8-flags.js';
 
+restartWithAgentNodeFlags(process.argv.slice(2), process.env);
 applyAgentMallocArenas(process.argv.slice(2), process.env);
 applyEarlyAgentV8Flags(process.argv.slice(2), process.env);
 const { main } = await import('./main.js');

@@ -5,11 +5,11 @@ import {
   AGENT_NODE_FLAGS_ENV,
   AGENT_RESTARTED_ENV,
   agentNodeFlags,
+  agentRestartFailure,
   restartArgv,
   restartWithAgentNodeFlags,
   shownNodeFlags,
 } from '../../src/agent/node-flags.js';
-import { SLOW_TICK_FROM_MS } from '../../src/agent/v8-flags.js';
 import { RezolusError } from '../../src/errors.js';
 import type { MallocAddon } from '../../src/native/index.js';
 import { runFixtureAgent } from '../helpers/agent-run.js';
@@ -24,30 +24,32 @@ function counting(): (lo: number, hi: number) => number {
   };
 }
 
-test('at 1 s and slower the agent restarts with predictable mode, a 1 MiB young generation and random seeds; faster, already restarted, or already given: nothing', (t) => {
+test('rezolus agent restarts with predictable mode, a 1 MiB young generation and random seeds; another mode, already restarted, or already given: nothing', (t) => {
   t.deepEqual([...AGENT_NODE_FLAGS], ['--predictable', '--max-semi-space-size=1']);
-  const slow = ['--predictable', '--max-semi-space-size=1', '--random-seed=7', '--hash-seed=8'];
-  t.deepEqual(agentNodeFlags({}, SLOW_TICK_FROM_MS, [], counting()), slow);
-  t.deepEqual(agentNodeFlags({}, 10_000, ['--trace-gc'], counting()), slow, 'node flags of its own are kept apart');
-  t.deepEqual(agentNodeFlags({}, Number.POSITIVE_INFINITY, [], counting()), slow, 'no sampler enabled');
-  t.deepEqual(agentNodeFlags({}, SLOW_TICK_FROM_MS - 1, [], counting()), [], 'a sampler faster than 1 s: no restart');
-  t.deepEqual(agentNodeFlags({ [AGENT_RESTARTED_ENV]: '1' }, 1000, [], counting()), [], 'restarted once: never again');
-  t.deepEqual(agentNodeFlags({}, 1000, ['--predictable', '--max_semi_space_size=1'], counting()), [], 'given on the command line (V8 reads _ as -)');
-  t.deepEqual(agentNodeFlags({}, 1000, ['--predictable'], counting()), slow, 'one missing: all again');
-  t.deepEqual(agentNodeFlags({}, 1000, ['--random-seed=5'], counting()), ['--predictable', '--max-semi-space-size=1', '--hash-seed=7'], 'a seed of its own');
+  const agent = ['agent', '--config', 'a.toml'];
+  const flags = ['--predictable', '--max-semi-space-size=1', '--random-seed=7', '--hash-seed=8'];
+  t.deepEqual(agentNodeFlags(agent, {}, [], counting()), flags);
+  t.deepEqual(agentNodeFlags(agent, {}, ['--trace-gc'], counting()), flags, 'node flags of its own are kept apart');
+  for (const other of [['up'], ['exporter'], [], ['--help'], ['record', 'agent']]) t.deepEqual(agentNodeFlags(other, {}, [], counting()), [], other.join(' '));
+  t.deepEqual(agentNodeFlags(agent, { [AGENT_RESTARTED_ENV]: '1' }, [], counting()), [], 'restarted once: never again');
+  t.deepEqual(agentNodeFlags(agent, {}, ['--predictable', '--max_semi_space_size=1'], counting()), [], 'given on the command line (V8 reads _ as -)');
+  t.deepEqual(agentNodeFlags(agent, {}, ['--predictable'], counting()), flags, 'one missing: all again');
+  t.deepEqual(agentNodeFlags(agent, {}, ['--random-seed=5'], counting()), ['--predictable', '--max-semi-space-size=1', '--hash-seed=7'], 'a seed of its own');
   // the real draw: within V8's ranges, and not the same twice
-  const a = agentNodeFlags({}, 1000, []);
-  const b = agentNodeFlags({}, 1000, []);
+  const a = agentNodeFlags(agent, {}, []);
+  const b = agentNodeFlags(agent, {}, []);
   t.regex(a[2] ?? '', /^--random-seed=[1-9]\d*$/);
   t.regex(a[3] ?? '', /^--hash-seed=[1-9]\d*$/);
   t.notDeepEqual(a, b);
 });
 
-test('REZOLUS_AGENT_NODE_FLAGS replaces the choice at any interval; empty: no restart; seeds only beside --predictable', (t) => {
-  t.deepEqual(agentNodeFlags({ [AGENT_NODE_FLAGS_ENV]: '' }, 1000, [], counting()), []);
-  t.deepEqual(agentNodeFlags({ [AGENT_NODE_FLAGS_ENV]: ' --max-semi-space-size=2  ' }, 100, [], counting()), ['--max-semi-space-size=2']);
-  t.deepEqual(agentNodeFlags({ [AGENT_NODE_FLAGS_ENV]: '--predictable --random-seed=3' }, 100, [], counting()), ['--predictable', '--random-seed=3', '--hash-seed=7']);
-  t.deepEqual(agentNodeFlags({ [AGENT_NODE_FLAGS_ENV]: '--predictable' }, 100, ['--predictable'], counting()), [], 'already there');
+test('REZOLUS_AGENT_NODE_FLAGS replaces the choice; empty: no restart; seeds only beside --predictable', (t) => {
+  const agent = ['agent'];
+  t.deepEqual(agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: '' }, [], counting()), []);
+  t.deepEqual(agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: ' --max-semi-space-size=2  ' }, [], counting()), ['--max-semi-space-size=2']);
+  t.deepEqual(agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: '--predictable --random-seed=3' }, [], counting()), ['--predictable', '--random-seed=3', '--hash-seed=7']);
+  t.deepEqual(agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: '--predictable' }, ['--predictable'], counting()), [], 'already there');
+  t.deepEqual(agentNodeFlags(['up'], { [AGENT_NODE_FLAGS_ENV]: '--predictable' }, [], counting()), [], 'the agent only');
 });
 
 test('the restart runs node with the flags first, its own flags after (the later wins), then the script and its arguments as they were', (t) => {
@@ -75,18 +77,22 @@ test('the restart goes through the malloc addon, marked so that it happens once;
     },
   };
   const proc = { execPath: '/usr/bin/node', execArgv: [], argv: ['/usr/bin/node', '/x/rezolus.js', 'agent'] };
-  const reason = restartWithAgentNodeFlags(env, 1000, () => addon, proc);
+  const reason = restartWithAgentNodeFlags(['agent'], env, () => addon, proc);
   t.is(calls.length, 1);
   t.deepEqual(calls[0]?.slice(0, 3), ['/usr/bin/node', '--predictable', '--max-semi-space-size=1']);
   t.deepEqual(calls[0]?.slice(-3), ['/x/rezolus.js', 'agent', 'marked=1'], 'the restarted process knows it was restarted');
   t.regex(reason ?? '', /^restarting node with --predictable --max-semi-space-size=1 --random-seed=\d+ --hash-seed=\d+: No such file or directory$/);
   t.is(env[AGENT_RESTARTED_ENV], undefined, 'a failed restart leaves no mark');
-  t.is(restartWithAgentNodeFlags(env, 100, () => addon, proc), undefined, 'nothing to do at 10 Hz');
+  t.is(agentRestartFailure(), reason, 'kept for the agent\'s log');
+  t.is(restartWithAgentNodeFlags(['exporter'], env, () => addon, proc), undefined, 'nothing to do for another mode');
+  t.is(agentRestartFailure(), undefined);
   t.is(calls.length, 1, 'and the addon not asked');
   const missing = (): never => {
     throw new RezolusError('NATIVE_UNAVAILABLE', 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
   };
-  t.is(restartWithAgentNodeFlags({}, 1000, missing, proc), 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
+  t.is(restartWithAgentNodeFlags(['agent'], {}, missing, proc), 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
+  t.regex(restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, channel: {} as NodeJS.Process['channel'] }) ?? '', /IPC channel/);
+  t.is(calls.length, 1, 'a forked agent keeps its channel');
 });
 
 test('the start log shows node flags with the seeds hidden', (t) => {
@@ -99,9 +105,9 @@ function minorFaults(pid: number): number {
   return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[7]);
 }
 
-test('rezolus agent at 1 Hz runs as the same process restarted with its node flags and seeds of its own; at 100 ms, or told not to, it does not restart', async (t) => {
-  const [one, two] = await Promise.all([runFixtureAgent({}), runFixtureAgent({})]);
-  for (const run of [one, two]) {
+test('rezolus agent runs as the same process restarted with its node flags and seeds of its own, at 1 Hz and 10 Hz; told not to, it does not restart', async (t) => {
+  const [one, two, fast] = await Promise.all([runFixtureAgent({}), runFixtureAgent({}), runFixtureAgent({}, '--interval', '100ms')]);
+  for (const run of [one, two, fast]) {
     t.is(run.line.pid, run.pid, 'the pid spawned is the agent: the process replaced itself');
     t.deepEqual(run.line.node_flags, ['--predictable', '--max-semi-space-size=1', '--random-seed=(hidden)', '--hash-seed=(hidden)']);
     t.deepEqual(run.cmdline.slice(1, 3), ['--predictable', '--max-semi-space-size=1']);
@@ -110,8 +116,6 @@ test('rezolus agent at 1 Hz runs as the same process restarted with its node fla
     t.is(run.cmdline[6], 'agent');
   }
   t.notDeepEqual(one.cmdline.slice(3, 5), two.cmdline.slice(3, 5), 'two agents, two pairs of seeds');
-  const fast = await runFixtureAgent({}, '--interval', '100ms');
-  t.deepEqual(fast.line.node_flags, []);
   const told = await runFixtureAgent({ nodeFlags: '' });
   t.deepEqual(told.line.node_flags, []);
   t.is(told.cmdline[1]?.endsWith('rezolus.js'), true);

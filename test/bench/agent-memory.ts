@@ -31,8 +31,10 @@ const SECONDS = Number(positionals[0] ?? 120);
 const CLI = flags.cli ?? ENTRY;
 
 const PRELOAD = `
-const { writeSync } = require('node:fs');
-const fd = Number(process.env.REZOLUS_BENCH_MEMORY_FD);
+const { openSync, writeSync } = require('node:fs');
+// a file of its own, opened here: the agent restarts itself (execv) with its node flags at 1 Hz, and
+// only stdin, stdout and stderr survive that
+const fd = openSync(process.env.REZOLUS_BENCH_MEMORY_FILE, 'a');
 const t0 = Date.now();
 setInterval(() => {
   const m = process.memoryUsage();
@@ -92,10 +94,10 @@ async function main(): Promise<void> {
     const out = openSync(log, 'w');
     const agent = spawn(process.execPath, ['--trace-gc', '--require', preload, CLI, 'agent', '--config', config, '--nats', nats.url, '--host', 'memory', '--log-level', 'warn'], {
       cwd: tree,
-      // fd 3 carries the preload's lines; --trace-gc and the log go to the file too
-      stdio: ['ignore', out, out, out],
+      // --trace-gc and the log go to the file; the preload's lines to one of their own
+      stdio: ['ignore', out, out],
       env: {
-        ...process.env, REZOLUS_NATS_URL: '', REZOLUS_BENCH_MEMORY_FD: '3',
+        ...process.env, REZOLUS_NATS_URL: '', REZOLUS_BENCH_MEMORY_FILE: join(dir, 'v8.lines'),
         ...(flags.alloc || flags.promoted ? { REZOLUS_BENCH_ALLOC_PROFILE: join(dir, 'alloc.json') } : {}),
         ...(flags.promoted ? { REZOLUS_BENCH_ALLOC_PROMOTED: '1' } : {}),
       },
@@ -114,7 +116,7 @@ async function main(): Promise<void> {
     say('RSS, MiB, every 5 s:');
     for (let i = 4; i < rss.length; i += 5) say(`  ${rss[i]}`);
     say('inside V8 (process.memoryUsage), MiB: seconds, heap used, heap total, external, ArrayBuffers');
-    for (const l of lines.filter((x) => x.startsWith('v8 '))) say(`  ${l.slice(3)}`);
+    for (const l of readFileSync(join(dir, 'v8.lines'), 'utf8').split('\n').filter((x) => x.startsWith('v8 '))) say(`  ${l.slice(3)}`);
     const scavenges = lines.filter((l) => l.includes('Scavenge')).length;
     say(`full GCs (${scavenges} scavenges besides):`);
     for (const l of lines.filter((x) => x.includes('Mark-Compact'))) say(`  ${/\d+ ms: Mark-Compact[^,]*/.exec(l)?.[0] ?? l}`);
