@@ -5,6 +5,7 @@
 // of RSS to load.
 #include <node_api.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,45 +62,123 @@ static napi_value ReduceHeap(napi_env env, napi_callback_info info) {
   return out;
 }
 
-// reexec(argv) -> only on failure, the reason: replaces this process's image
-// with argv[0] run with argv (execv: same pid, same environment, open file
-// descriptors without close-on-exec stay open). Node marks its stdin, stdout
-// and stderr close-on-exec: the mark is taken off them first, else the new
-// image starts on /dev/null. The agent restarts node with
-// flags that only node's command line takes (src/agent/node-flags.ts).
-static napi_value Reexec(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  const char* failure = "reexec takes an array of strings";
+// Copies the strings of the JS array `array` into a NULL-terminated array
+// of at most `max` strings (freed with FreeStrings); NULL when it is not
+// such an array or a string holds a NUL.
+static char** CopyStrings(napi_env env, napi_value array, uint32_t max) {
   uint32_t n = 0;
   bool is_array = false;
-  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1 &&
-      napi_is_array(env, argv[0], &is_array) == napi_ok && is_array &&
-      napi_get_array_length(env, argv[0], &n) == napi_ok && n > 0 && n < 4096) {
-    char** args = calloc((size_t)n + 1, sizeof(char*));
-    bool ok = args != NULL;
-    for (uint32_t i = 0; ok && i < n; i++) {
-      napi_value item;
-      size_t len = 0;
-      ok = napi_get_element(env, argv[0], i, &item) == napi_ok &&
-           napi_get_value_string_utf8(env, item, NULL, 0, &len) == napi_ok;
-      if (ok) args[i] = malloc(len + 1);
-      ok = ok && args[i] != NULL && napi_get_value_string_utf8(env, item, args[i], len + 1, &len) == napi_ok &&
-           strlen(args[i]) == len;
-    }
-    if (ok) {
-      for (int fd = 0; fd <= 2; fd++) {
-        int fl = fcntl(fd, F_GETFD);
-        if (fl >= 0 && (fl & FD_CLOEXEC) != 0) fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC);
-      }
-      execv(args[0], args);
-      failure = strerror(errno);
-    }
-    for (uint32_t i = 0; args != NULL && i < n; i++) free(args[i]);
-    free(args);
+  if (napi_is_array(env, array, &is_array) != napi_ok || !is_array || napi_get_array_length(env, array, &n) != napi_ok ||
+      n == 0 || n > max) {
+    return NULL;
   }
+  char** out = calloc((size_t)n + 1, sizeof(char*));
+  bool ok = out != NULL;
+  for (uint32_t i = 0; ok && i < n; i++) {
+    napi_value item;
+    size_t len = 0;
+    ok = napi_get_element(env, array, i, &item) == napi_ok && napi_get_value_string_utf8(env, item, NULL, 0, &len) == napi_ok;
+    if (ok) out[i] = malloc(len + 1);
+    ok = ok && out[i] != NULL && napi_get_value_string_utf8(env, item, out[i], len + 1, &len) == napi_ok && strlen(out[i]) == len;
+  }
+  if (ok) return out;
+  for (uint32_t i = 0; out != NULL && out[i] != NULL; i++) free(out[i]);
+  free(out);
+  return NULL;
+}
+
+static void FreeStrings(char** strings) {
+  for (size_t i = 0; strings != NULL && strings[i] != NULL; i++) free(strings[i]);
+  free(strings);
+}
+
+// reexec(path, argv) -> only on failure, the reason: replaces this process's
+// image with the program at `path` run with `argv` (execv: same pid, same
+// environment; argv[0] is what the process is called). Node marks its
+// stdin, stdout and stderr close-on-exec: the mark is taken off them for
+// the exec (else the new image starts on /dev/null) and put back when it
+// fails. Every other descriptor closes. The agent restarts node with flags
+// that only node's command line takes (src/agent/node-flags.ts).
+static napi_value Reexec(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  const char* failure = "reexec takes a path and an array of 1 to 4095 strings";
+  char** path = NULL;
+  char** args = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 2) {
+    napi_value one;
+    if (napi_create_array_with_length(env, 1, &one) == napi_ok && napi_set_element(env, one, 0, argv[0]) == napi_ok) {
+      path = CopyStrings(env, one, 1);
+    }
+    args = CopyStrings(env, argv[1], 4095);
+  }
+  if (path != NULL && args != NULL) {
+    int marked[3] = {-1, -1, -1};
+    for (int fd = 0; fd <= 2; fd++) {
+      int fl = fcntl(fd, F_GETFD);
+      if (fl >= 0 && (fl & FD_CLOEXEC) != 0 && fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) == 0) marked[fd] = fl;
+    }
+    execv(path[0], args);
+    failure = strerror(errno);
+    for (int fd = 0; fd <= 2; fd++) {
+      if (marked[fd] >= 0) fcntl(fd, F_SETFD, marked[fd]);
+    }
+  }
+  FreeStrings(path);
+  FreeStrings(args);
   napi_value out;
   napi_create_string_utf8(env, failure, NAPI_AUTO_LENGTH, &out);
+  return out;
+}
+
+// hideArgs(prefixes) -> how many of this process's command-line arguments
+// were hidden: each that starts with one of `prefixes` ("--hash-seed=") has
+// the rest of it overwritten with 'x' in the memory /proc/<pid>/cmdline
+// shows (arg_start to arg_end of /proc/self/stat; node works on its own
+// copy of the arguments, and V8 has read its flags). -1 when that memory is
+// not known.
+static napi_value HideArgs(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  int32_t hidden = -1;
+  char** prefixes = NULL;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1) prefixes = CopyStrings(env, argv[0], 64);
+  char stat[4096];
+  FILE* f = prefixes != NULL ? fopen("/proc/self/stat", "r") : NULL;
+  size_t got = f != NULL ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+  if (f != NULL) fclose(f);
+  stat[got] = '\0';
+  // the fields after the command's name (which may hold spaces and parentheses): field 3 on
+  char* field = strrchr(stat, ')');
+  unsigned long long start = 0;
+  unsigned long long end = 0;
+  for (int i = 3; field != NULL && i <= 49; i++) {
+    field = strchr(field, ' ');
+    if (field == NULL) break;
+    field++;
+    if (i == 48) start = strtoull(field, NULL, 10);
+    if (i == 49) end = strtoull(field, NULL, 10);
+  }
+  if (start != 0 && end > start) {
+    hidden = 0;
+    char* p = (char*)(uintptr_t)start;
+    char* stop = (char*)(uintptr_t)end;
+    while (p < stop) {
+      size_t len = strnlen(p, (size_t)(stop - p));
+      for (size_t k = 0; prefixes[k] != NULL; k++) {
+        size_t plen = strlen(prefixes[k]);
+        if (plen > 0 && len > plen && strncmp(p, prefixes[k], plen) == 0) {
+          memset(p + plen, 'x', len - plen);
+          hidden++;
+          break;
+        }
+      }
+      p += len + 1;
+    }
+  }
+  FreeStrings(prefixes);
+  napi_value out;
+  napi_create_int32(env, hidden, &out);
   return out;
 }
 
@@ -115,5 +194,6 @@ NAPI_MODULE_INIT() {
   Export(env, exports, "mallocTrim", MallocTrim);
   Export(env, exports, "reduceHeap", ReduceHeap);
   Export(env, exports, "reexec", Reexec);
+  Export(env, exports, "hideArgs", HideArgs);
   return exports;
 }

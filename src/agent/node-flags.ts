@@ -24,27 +24,44 @@
  * addon: same pid, same arguments, these flags first), ~0.1 s of CPU once.
  * Only stdin, stdout and stderr are carried over (node marks every
  * descriptor close-on-exec; the restart takes the mark off those three);
- * an agent forked with an IPC channel does not restart.
+ * an agent forked with an IPC channel does not restart. Node's start-up
+ * runs twice: a `--require`/`--import` preload runs in both images, and an
+ * `--inspect` session of the first is dropped.
  *
  * Predictable mode also fixes V8's random seed, and with it Math.random()
  * (the NATS client's reconnect jitter: every agent of a fleet would come
  * back at the same moments after an outage) and, where V8 draws it from
  * there, the hash seed of its string tables (cgroup names, chosen by
  * whoever runs a container, are keys of the agent's maps): a random
- * --random-seed and --hash-seed go with it unless the list names its own.
+ * --random-seed and --hash-seed go with it unless the list names its own
+ * (also when node was started with --predictable by hand). Every user can
+ * read a process's command line: once restarted, the agent overwrites the
+ * seeds' digits in the memory /proc/<pid>/cmdline shows (they are there
+ * for node's own start-up, ~0.1 s). Flags given in NODE_OPTIONS or on
+ * node's command line are the user's: the restart does not add them again.
  *
  * REZOLUS_AGENT_NODE_FLAGS replaces the choice (space-separated; empty: no
- * restart). Only `rezolus agent`: `rezolus up` runs the agent inside the
+ * restart); node is asked first whether it takes the list (one `node
+ * FLAGS -e 0`), and a list it refuses is a warning, not a dead agent. Only `rezolus agent`: `rezolus up` runs the agent inside the
  * process of the exporter and the viewer.
  */
+import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
+import { basename } from 'node:path';
 import { loadMallocAddon, type MallocAddon } from '../native/index.js';
 
 /** node's command-line flags of `rezolus agent` */
 export const AGENT_NODE_FLAGS: readonly string[] = ['--predictable', '--max-semi-space-size=1'];
 export const AGENT_NODE_FLAGS_ENV = 'REZOLUS_AGENT_NODE_FLAGS';
-/** set in the restarted process: it never restarts again, whatever its command line says */
+/** set to the pid for the restarted image (the same pid): it never restarts again; a parent's value is ignored */
 export const AGENT_RESTARTED_ENV = 'REZOLUS_AGENT_RESTARTED';
+/** the arguments whose values the restarted agent hides from /proc/<pid>/cmdline */
+export const HIDDEN_ARG_PREFIXES: readonly string[] = ['--random-seed=', '--hash-seed=', '--random_seed=', '--hash_seed='];
+/** V8's random_seed is an int (0: none), its hash_seed 64 bits (randomInt reaches 2^48); a fixed number of digits each */
+const RANDOM_SEED_RANGE: readonly [number, number] = [1_000_000_000, 2 ** 31 - 1];
+const HASH_SEED_RANGE: readonly [number, number] = [100_000_000_000_000, 2 ** 48 - 1];
+/** a node or V8 flag: `--name` or `--name=value` (one `-` for node's short ones) */
+const FLAG = /^--?[A-Za-z0-9][\w-]*(=\S*)?$/;
 
 /** `--name=value` and `--name` alike: the flag's name, `_` read as `-` as V8 does */
 function flagName(flag: string): string {
@@ -52,66 +69,99 @@ function flagName(flag: string): string {
   return (eq < 0 ? flag : flag.slice(0, eq)).replaceAll('_', '-');
 }
 
+/** The process as the restart sees it. */
+export interface RestartProcess {
+  readonly pid: number;
+  readonly execPath: string;
+  readonly execArgv: readonly string[];
+  readonly argv: readonly string[];
+  readonly argv0: string;
+  readonly channel?: unknown;
+}
+
+/** What to restart with: the flags (empty: nothing to do), or why the agent will not restart. */
+export type RestartPlan = { readonly flags: readonly string[]; readonly custom: boolean } | { readonly reason: string };
+
 /**
  * The flags to restart the CLI run with `args` with, given the environment
- * and node's own flags (process.execArgv); empty when there is nothing to do
- * (not the agent, already restarted, or every flag already given).
- * `random(lo, hi)` draws the seeds added beside --predictable.
+ * and node's own flags (process.execArgv); empty when there is nothing to
+ * do (not the agent, this is the restarted image, or every flag already
+ * given, in NODE_OPTIONS or on node's command line). `random(lo, hi)`
+ * draws the seeds added beside --predictable.
  */
 export function agentNodeFlags(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   execArgv: readonly string[],
+  pid: number,
   random: (lo: number, hi: number) => number = randomInt,
-): string[] {
-  if (args[0] !== 'agent' || env[AGENT_RESTARTED_ENV] !== undefined) return [];
+): RestartPlan {
+  if (args[0] !== 'agent' || env[AGENT_RESTARTED_ENV] === String(pid)) return { flags: [], custom: false };
   const own = env[AGENT_NODE_FLAGS_ENV];
   const wanted = own !== undefined ? own.split(/\s+/).filter((f) => f !== '') : [...AGENT_NODE_FLAGS];
-  const given = new Set(execArgv.map(flagName));
-  if (wanted.every((f) => given.has(flagName(f)))) return [];
-  const named = new Set([...given, ...wanted.map(flagName)]);
+  const bad = wanted.find((f) => !FLAG.test(f));
+  if (bad !== undefined) return { reason: `${AGENT_NODE_FLAGS_ENV}: ${JSON.stringify(bad)} is not a flag (--name or --name=value)` };
+  const given = new Set([...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].filter((f) => f.startsWith('-')).map(flagName));
+  const flags = wanted.filter((f) => !given.has(flagName(f)));
+  const named = new Set([...given, ...flags.map(flagName)]);
   if (named.has('--predictable')) {
-    // V8's random_seed is an int (0: none), its hash_seed 64 bits; 2^48 is as far as randomInt reaches
-    if (!named.has('--random-seed')) wanted.push(`--random-seed=${random(1, 2 ** 31 - 1)}`);
-    if (!named.has('--hash-seed')) wanted.push(`--hash-seed=${random(1, 2 ** 48 - 1)}`);
+    if (!named.has('--random-seed')) flags.push(`--random-seed=${random(...RANDOM_SEED_RANGE)}`);
+    if (!named.has('--hash-seed')) flags.push(`--hash-seed=${random(...HASH_SEED_RANGE)}`);
   }
-  return wanted;
+  return { flags, custom: own !== undefined };
 }
 
-/** The command line of the restart: node, the flags, node's own flags, then the script and its arguments as they were. */
-export function restartArgv(flags: readonly string[], execPath: string, execArgv: readonly string[], argv: readonly string[]): string[] {
-  return [execPath, ...flags, ...execArgv, ...argv.slice(1)];
+/** The command line of the restart: the name it was started as, the flags, node's own flags, then the script and its arguments as they were. */
+export function restartArgv(flags: readonly string[], proc: Pick<RestartProcess, 'argv0' | 'execArgv' | 'argv'>): string[] {
+  return [proc.argv0, ...flags, ...proc.execArgv, ...proc.argv.slice(1)];
+}
+
+/** Whether `node FLAGS -e 0` runs: undefined, or node's complaint. */
+function nodeTakes(execPath: string, flags: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  const r = spawnSync(execPath, [...flags, '-e', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
+  if (r.status === 0) return undefined;
+  const said = `${r.stderr ?? ''}`.split('\n').find((l) => l.trim() !== '') ?? r.error?.message ?? `exit ${r.status ?? r.signal}`;
+  return `${AGENT_NODE_FLAGS_ENV}: node does not take ${flags.join(' ')}: ${said.trim()}`;
 }
 
 let notRestarted: string | undefined;
 
 /**
  * Restarts this process with agentNodeFlags (never returns then); the CLI's
- * entry calls it first thing. Returns undefined when there was nothing to
- * do, or why it could not restart (the addon is not built, execv failed),
- * also kept for the agent's log (agentRestartFailure): the agent then runs
- * as it is.
+ * entry calls it first thing. In the restarted image it hides the seeds
+ * from the command line instead. Returns undefined when there was nothing
+ * to do, or why it could not restart (the addon is not built, a list node
+ * refuses, execv failed), also kept for the agent's log
+ * (agentRestartFailure): the agent then runs as it is.
  */
 export function restartWithAgentNodeFlags(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   load: () => MallocAddon = loadMallocAddon,
-  proc: Pick<NodeJS.Process, 'execPath' | 'execArgv' | 'argv' | 'channel'> = process,
+  proc: RestartProcess = process,
 ): string | undefined {
   notRestarted = restartOnce(args, env, load, proc);
   return notRestarted;
 }
 
-function restartOnce(
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  load: () => MallocAddon,
-  proc: Pick<NodeJS.Process, 'execPath' | 'execArgv' | 'argv' | 'channel'>,
-): string | undefined {
-  const flags = agentNodeFlags(args, env, proc.execArgv);
-  if (flags.length === 0) return undefined;
+function restartOnce(args: readonly string[], env: NodeJS.ProcessEnv, load: () => MallocAddon, proc: RestartProcess): string | undefined {
+  if (args[0] !== 'agent') return undefined;
+  if (env[AGENT_RESTARTED_ENV] === String(proc.pid)) {
+    // the restarted image: the mark goes (the agent's children do not inherit it), the seeds leave the command line
+    delete env[AGENT_RESTARTED_ENV];
+    hideSeeds(load);
+    return undefined;
+  }
+  const plan = agentNodeFlags(args, env, proc.execArgv, proc.pid);
+  if ('reason' in plan) return plan.reason;
+  if (plan.flags.length === 0) {
+    hideSeeds(load);
+    return undefined;
+  }
   // a parent's IPC channel is a descriptor node marks close-on-exec: the restarted agent would lose it
   if (proc.channel !== undefined) return 'started with an IPC channel (forked), which a restart would close';
+  // started through the dynamic loader (ld-linux…so node …): execPath is the loader, which takes no node flags
+  if (/^ld[-.]/.test(basename(proc.execPath))) return `node runs through ${proc.execPath}, which a restart cannot pass node flags to`;
   let addon: MallocAddon;
   try {
     addon = load();
@@ -119,10 +169,24 @@ function restartOnce(
     return error instanceof Error ? error.message : String(error);
   }
   if (typeof addon.reexec !== 'function') return 'the malloc addon has no reexec (npm run build:native)';
-  env[AGENT_RESTARTED_ENV] = '1';
-  const failure = addon.reexec(restartArgv(flags, proc.execPath, proc.execArgv, proc.argv));
+  if (plan.custom) {
+    const refused = nodeTakes(proc.execPath, plan.flags, env);
+    if (refused !== undefined) return refused;
+  }
+  env[AGENT_RESTARTED_ENV] = String(proc.pid);
+  const failure = addon.reexec(proc.execPath, restartArgv(plan.flags, proc));
   delete env[AGENT_RESTARTED_ENV];
-  return `restarting node with ${flags.join(' ')}: ${failure}`;
+  return `restarting node with ${plan.flags.map((f) => shownNodeFlag(f)).join(' ')}: ${failure}`;
+}
+
+/** Overwrites the seeds' values on this process's command line (/proc/<pid>/cmdline); best effort. */
+function hideSeeds(load: () => MallocAddon): void {
+  try {
+    const addon = load();
+    if (typeof addon.hideArgs === 'function') addon.hideArgs(HIDDEN_ARG_PREFIXES);
+  } catch {
+    // NATIVE_UNAVAILABLE: no restart happened either
+  }
 }
 
 /** Why restartWithAgentNodeFlags could not restart this process, or undefined. */
@@ -130,7 +194,12 @@ export function agentRestartFailure(): string | undefined {
   return notRestarted;
 }
 
+function shownNodeFlag(f: string): string {
+  const name = flagName(f);
+  return name === '--random-seed' || name === '--hash-seed' ? `${name}=(hidden)` : f;
+}
+
 /** node's flags as the agent's start log shows them: the seeds' values left out (a hash seed known is a hash flood made easy). */
 export function shownNodeFlags(execArgv: readonly string[]): string[] {
-  return execArgv.map((f) => (flagName(f) === '--random-seed' || flagName(f) === '--hash-seed' ? `${flagName(f)}=(hidden)` : f));
+  return execArgv.map(shownNodeFlag);
 }

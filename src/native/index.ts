@@ -154,10 +154,17 @@ export interface MallocAddon {
    */
   reduceHeap(): boolean;
   /**
-   * Replaces this process's image with `argv[0]` run with `argv` (execv:
-   * same pid, same environment). Returns only when that fails: the reason.
+   * Replaces this process's image with the program at `path` run with
+   * `argv` (execv: same pid, same environment; argv[0] is its name).
+   * Returns only when that fails: the reason.
    */
-  reexec(argv: readonly string[]): string;
+  reexec(path: string, argv: readonly string[]): string;
+  /**
+   * Overwrites with 'x' the rest of each command-line argument of this
+   * process that starts with one of `prefixes`, where /proc/<pid>/cmdline
+   * reads it; how many, or -1 when that memory is not known.
+   */
+  hideArgs(prefixes: readonly string[]): number;
 }
 
 /** The malloc addon, or a NATIVE_UNAVAILABLE error (not built, or does not load). */

@@ -8,7 +8,7 @@ import { RezolusError } from '../../src/errors.js';
 import { MALLOC_ADDON_PATH } from '../../src/native/index.js';
 import { until } from '../helpers/until.js';
 
-const addonWith = (reduceHeap: () => boolean) => () => ({ mallocArenaMax: () => true, mallocTrim: () => true, reduceHeap, reexec: () => 'not here' });
+const addonWith = (reduceHeap: () => boolean) => () => ({ mallocArenaMax: () => true, mallocTrim: () => true, reduceHeap, reexec: () => 'not here', hideArgs: () => 0 });
 
 test('the agent asks V8 once, after the delay, and not at all when cancelled or without the addon', async (t) => {
   let asked = 0;

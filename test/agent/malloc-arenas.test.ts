@@ -22,10 +22,11 @@ test('the limit goes through the malloc addon, and an agent without it runs on',
     mallocTrim: () => false,
     reduceHeap: () => false,
     reexec: () => 'not here',
+    hideArgs: () => 0,
   };
   t.is(applyAgentMallocArenas(['exporter'], {}, () => addon), undefined);
   t.deepEqual(asked, [], 'another mode does not even load it');
-  t.is(applyAgentMallocArenas(['agent'], {}, () => ({ mallocArenaMax: () => false, mallocTrim: () => false, reduceHeap: () => false, reexec: () => 'not here' })), undefined, 'not glibc');
+  t.is(applyAgentMallocArenas(['agent'], {}, () => ({ mallocArenaMax: () => false, mallocTrim: () => false, reduceHeap: () => false, reexec: () => 'not here', hideArgs: () => 0 })), undefined, 'not glibc');
   const missing = (): never => {
     throw new RezolusError('NATIVE_UNAVAILABLE', 'native addon is not built');
   };
