@@ -28,6 +28,38 @@ test('the agent asks V8 once, after the delay, and not at all when cancelled or 
   t.is(reduceHeapAfterStart(10, missing), undefined);
 });
 
+test('after the first, the agent asks again whenever the heap has grown 2 MiB past its size after the last ask, and not before', async (t) => {
+  const MiB = 1024 * 1024;
+  let asked = 0;
+  let size = 10 * MiB;
+  let checks = 0;
+  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
+    checkMs: 20,
+    heapSize: () => {
+      checks += 1;
+      return size;
+    },
+  });
+  t.true(await until(() => asked === 1 && checks >= 3, 20_000));
+  size = 11.9 * MiB;
+  const seen = checks;
+  t.true(await until(() => checks >= seen + 3, 20_000));
+  t.is(asked, 1, 'grown 1.9 MiB: not yet');
+  size = 12 * MiB;
+  t.true(await until(() => asked === 2, 20_000), 'grown 2 MiB: asked');
+  // the next check takes the size after the GC as the new base
+  size = 13 * MiB;
+  const after = checks;
+  t.true(await until(() => checks >= after + 3, 20_000));
+  t.is(asked, 2, '13 MiB after the GC is the new base');
+  size = 15 * MiB;
+  t.true(await until(() => asked === 3, 20_000), 'grown 2 MiB past 13');
+  cancel?.();
+  const stopped = checks;
+  await new Promise((r) => setTimeout(r, 100));
+  t.true(checks <= stopped + 1, 'cancelled: no more checks');
+});
+
 // In a process of its own: its young generation grown to its most by a burst
 // of allocation, then a light load of short-lived objects, as an agent's ticks.
 function youngGeneration(reduce: boolean): { before: number; after: number } {
