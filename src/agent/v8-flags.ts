@@ -32,8 +32,9 @@
  * `--interrupt-budget=2000000` is the choice before 2026-11-29, `--lite-mode`
  * (no feedback, no baseline code) the leanest. `rezolus up` runs the agent
  * inside the process of the exporter and the viewer, which want the
- * optimising compiler: it sets none. Node cannot restart itself with flags
- * in place (no exec), and NODE_OPTIONS refuses V8 flags, hence run time.
+ * optimising compiler: it sets none. These flags hold when set at run time;
+ * the ones that do not are given on node's command line by a restart of
+ * the process at the CLI's entry (node-flags.ts).
  */
 import { setFlagsFromString } from 'node:v8';
 
