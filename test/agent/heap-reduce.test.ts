@@ -41,16 +41,18 @@ test('after the first, the agent asks again whenever the heap has grown 2 MiB pa
     },
   });
   t.true(await until(() => asked === 1 && checks >= 3, 20_000));
-  size = 11.9 * MiB;
-  const seen = checks;
-  t.true(await until(() => checks >= seen + 3, 20_000));
+  /** the heap at `mib` for three checks */
+  const holdAt = async (mib: number): Promise<void> => {
+    size = mib * MiB;
+    const seen = checks;
+    t.true(await until(() => checks >= seen + 3, 20_000));
+  };
+  await holdAt(11.9);
   t.is(asked, 1, 'grown 1.9 MiB: not yet');
   size = 12 * MiB;
   t.true(await until(() => asked === 2, 20_000), 'grown 2 MiB: asked');
   // the next check takes the size after the GC as the new base
-  size = 13 * MiB;
-  const after = checks;
-  t.true(await until(() => checks >= after + 3, 20_000));
+  await holdAt(13);
   t.is(asked, 2, '13 MiB after the GC is the new base');
   size = 15 * MiB;
   t.true(await until(() => asked === 3, 20_000), 'grown 2 MiB past 13');
