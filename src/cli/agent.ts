@@ -20,6 +20,7 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
     logLevel: levelFlag(flags['log-level']),
   });
   const cfg = { ...config, procfs: flags.procfs ?? config.procfs, sysfs: flags.sysfs ?? config.sysfs };
+  const log = createLogger(cfg.logLevel as LevelWithSilent);
   // V8 flags by the fastest sampler as the agent will run it (agent/v8-flags.ts): a sampler's own minimum
   // interval applies, and kernel samplers with [kernel] off do not run
   const intervals = SAMPLERS.flatMap((d) => {
@@ -27,7 +28,6 @@ async function agentMode({ flags }: CliContext): Promise<undefined> {
     if (own === undefined || !own.enabled || (d.kernel === true && !cfg.kernel.enabled)) return [];
     return [runIntervalMs(d, own.intervalMs)];
   });
-  const log = createLogger(cfg.logLevel as LevelWithSilent);
   // the CLI's entry restarted the process under node's own flags, or could not (agent/node-flags.ts)
   const notRestarted = agentRestartFailure();
   if (notRestarted !== undefined) log.warn({ reason: notRestarted }, 'agent runs without its node flags: more CPU and RSS');
