@@ -116,12 +116,13 @@ export function restartArgv(flags: readonly string[], proc: Pick<RestartProcess,
   return [proc.argv0, ...flags, ...proc.execArgv, ...proc.argv.slice(1)];
 }
 
-/** Whether `node FLAGS -e 0` runs: undefined, or node's complaint. */
+/** Whether `node FLAGS -e 0` runs (the seeds left out: not on another command line): undefined, or node's complaint. */
 function nodeTakes(execPath: string, flags: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
-  const r = spawnSync(execPath, [...flags, '-e', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
+  const tried = flags.filter((f) => !isSeed(f));
+  const r = spawnSync(execPath, [...tried, '-e', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
   if (r.status === 0) return undefined;
   const said = `${r.stderr ?? ''}`.split('\n').find((l) => l.trim() !== '') ?? r.error?.message ?? `exit ${r.status ?? r.signal}`;
-  return `${AGENT_NODE_FLAGS_ENV}: node does not take ${flags.join(' ')}: ${said.trim()}`;
+  return `${AGENT_NODE_FLAGS_ENV}: node does not take ${tried.join(' ')}: ${said.trim()}`;
 }
 
 let notRestarted: string | undefined;
@@ -194,9 +195,13 @@ export function agentRestartFailure(): string | undefined {
   return notRestarted;
 }
 
-function shownNodeFlag(f: string): string {
+function isSeed(f: string): boolean {
   const name = flagName(f);
-  return name === '--random-seed' || name === '--hash-seed' ? `${name}=(hidden)` : f;
+  return name === '--random-seed' || name === '--hash-seed';
+}
+
+function shownNodeFlag(f: string): string {
+  return isSeed(f) ? `${flagName(f)}=(hidden)` : f;
 }
 
 /** node's flags as the agent's start log shows them: the seeds' values left out (a hash seed known is a hash flood made easy). */

@@ -135,6 +135,12 @@ test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the varia
   const real = { ...proc, execPath: process.execPath };
   t.regex(restartWithAgentNodeFlags(['agent'], env, () => addon, real) ?? '', /^REZOLUS_AGENT_NODE_FLAGS: node does not take --bogus-flag-of-nobody: .*bad option/);
   t.is(calls.length, 0);
+  const seeded = fakeAddon({});
+  t.regex(
+    restartWithAgentNodeFlags(['agent'], { [AGENT_NODE_FLAGS_ENV]: '--predictable --bogus-flag-of-nobody' }, () => seeded.addon, real) ?? '',
+    /^REZOLUS_AGENT_NODE_FLAGS: node does not take --predictable --bogus-flag-of-nobody: [^\d]*$/,
+    'the seeds drawn are neither tried on another command line nor told',
+  );
   const good: NodeJS.ProcessEnv = { [AGENT_NODE_FLAGS_ENV]: '--max-semi-space-size=2' };
   const ok = fakeAddon(good);
   restartWithAgentNodeFlags(['agent'], good, () => ok.addon, real);
