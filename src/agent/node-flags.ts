@@ -41,8 +41,9 @@
  * node's command line are the user's: the restart does not add them again.
  *
  * REZOLUS_AGENT_NODE_FLAGS replaces the choice (space-separated; empty: no
- * restart); node is asked first whether it takes the list (one `node
- * FLAGS -e 0`), and a list it refuses is a warning, not a dead agent. Only `rezolus agent`: `rezolus up` runs the agent inside the
+ * restart). Node is asked first whether it takes the flags (`node FLAGS
+ * --version`): flags it refuses (a typo in the list, a node that dropped
+ * one) are a warning, not a dead agent. Only `rezolus agent`: `rezolus up` runs the agent inside the
  * process of the exporter and the viewer.
  */
 import { spawnSync } from 'node:child_process';
@@ -116,13 +117,18 @@ export function restartArgv(flags: readonly string[], proc: Pick<RestartProcess,
   return [proc.argv0, ...flags, ...proc.execArgv, ...proc.argv.slice(1)];
 }
 
-/** Whether `node FLAGS -e 0` runs (the seeds left out: not on another command line): undefined, or node's complaint. */
+/**
+ * Whether node takes the flags (`node FLAGS --version`, ~3 ms: node checks
+ * its flags and V8's before it answers; the seeds left out, not to be on
+ * another command line): undefined, or node's complaint.
+ */
 function nodeTakes(execPath: string, flags: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
   const tried = flags.filter((f) => !isSeed(f));
-  const r = spawnSync(execPath, [...tried, '-e', '0'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
+  if (tried.length === 0) return undefined;
+  const r = spawnSync(execPath, [...tried, '--version'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
   if (r.status === 0) return undefined;
   const said = `${r.stderr ?? ''}`.split('\n').find((l) => l.trim() !== '') ?? r.error?.message ?? `exit ${r.status ?? r.signal}`;
-  return `${AGENT_NODE_FLAGS_ENV}: node does not take ${tried.join(' ')}: ${said.trim()}`;
+  return `node does not take ${tried.join(' ')}: ${said.trim()}`;
 }
 
 let notRestarted: string | undefined;
@@ -170,10 +176,9 @@ function restartOnce(args: readonly string[], env: NodeJS.ProcessEnv, load: () =
     return error instanceof Error ? error.message : String(error);
   }
   if (typeof addon.reexec !== 'function') return 'the malloc addon has no reexec (npm run build:native)';
-  if (plan.custom) {
-    const refused = nodeTakes(proc.execPath, plan.flags, env);
-    if (refused !== undefined) return refused;
-  }
+  // a node that does not know a flag would exit at once, and a service manager start it again and again
+  const refused = nodeTakes(proc.execPath, plan.flags, env);
+  if (refused !== undefined) return plan.custom ? `${AGENT_NODE_FLAGS_ENV}: ${refused}` : refused;
   env[AGENT_RESTARTED_ENV] = String(proc.pid);
   const failure = addon.reexec(proc.execPath, restartArgv(plan.flags, proc));
   delete env[AGENT_RESTARTED_ENV];

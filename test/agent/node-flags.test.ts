@@ -100,14 +100,14 @@ function fakeAddon(env: NodeJS.ProcessEnv, failure = 'No such file or directory'
   return { addon, calls, hidden };
 }
 
-const proc: RestartProcess = { pid: PID, execPath: '/usr/bin/node', argv0: 'node', execArgv: [], argv: ['/usr/bin/node', '/x/rezolus.js', 'agent'] };
+const proc: RestartProcess = { pid: PID, execPath: process.execPath, argv0: 'node', execArgv: [], argv: ['/usr/bin/node', '/x/rezolus.js', 'agent'] };
 
 test('the restart goes through the malloc addon, marked with the pid so that it happens once; without the addon, forked, through the loader, or when exec fails, the agent says why and runs on', (t) => {
   const env: NodeJS.ProcessEnv = {};
   const { addon, calls, hidden } = fakeAddon(env);
   const reason = restartWithAgentNodeFlags(['agent'], env, () => addon, proc);
   t.is(calls.length, 1);
-  t.deepEqual(calls[0]?.slice(0, 4), ['/usr/bin/node', 'node', '--predictable', '--max-semi-space-size=1']);
+  t.deepEqual(calls[0]?.slice(0, 4), [process.execPath, 'node', '--predictable', '--max-semi-space-size=1']);
   t.deepEqual(calls[0]?.slice(-3), ['/x/rezolus.js', 'agent', `marked=${PID}`], 'the restarted process knows it was restarted');
   t.is(reason, 'restarting node with --predictable --max-semi-space-size=1 --random-seed=(hidden) --hash-seed=(hidden): No such file or directory', 'the seeds are not told');
   t.is(env[AGENT_RESTARTED_ENV], undefined, 'a failed restart leaves no mark');
@@ -120,6 +120,11 @@ test('the restart goes through the malloc addon, marked with the pid so that it 
   t.is(restartWithAgentNodeFlags(['agent'], {}, missing, proc), 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
   t.regex(restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, channel: {} }) ?? '', /IPC channel/);
   t.regex(restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, execPath: '/lib64/ld-linux-x86-64.so.2' }) ?? '', /runs through \/lib64\/ld-linux-x86-64.so.2/);
+  t.is(
+    restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, execPath: '/bin/false' }),
+    'node does not take --predictable --max-semi-space-size=1: exit 1',
+    'a node that refuses the flags is asked first (else it would exit at once, again and again)',
+  );
   t.is(calls.length, 1, 'none of those tried');
   // the restarted image: no restart, the mark gone, the seeds hidden
   const restarted: NodeJS.ProcessEnv = { [AGENT_RESTARTED_ENV]: String(PID) };
@@ -132,7 +137,7 @@ test('the restart goes through the malloc addon, marked with the pid so that it 
 test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the variable, not a dead agent', (t) => {
   const env: NodeJS.ProcessEnv = { [AGENT_NODE_FLAGS_ENV]: '--bogus-flag-of-nobody' };
   const { addon, calls } = fakeAddon(env);
-  const real = { ...proc, execPath: process.execPath };
+  const real = proc;
   t.regex(restartWithAgentNodeFlags(['agent'], env, () => addon, real) ?? '', /^REZOLUS_AGENT_NODE_FLAGS: node does not take --bogus-flag-of-nobody: .*bad option/);
   t.is(calls.length, 0);
   const seeded = fakeAddon({});
