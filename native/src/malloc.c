@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -131,50 +132,70 @@ static napi_value Reexec(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// The bounds of this process's command line as the kernel reads it for
+// /proc/<pid>/cmdline (arg_start and arg_end, fields 48 and 49 of
+// /proc/self/stat); false when not known.
+static bool ArgArea(unsigned long long* start, unsigned long long* end) {
+  char stat[4096];
+  FILE* f = fopen("/proc/self/stat", "r");
+  if (f == NULL) return false;
+  size_t got = fread(stat, 1, sizeof(stat) - 1, f);
+  fclose(f);
+  stat[got] = '\0';
+  // the fields after the command's name (which may hold spaces and parentheses): field 3 on
+  char* field = strrchr(stat, ')');
+  *start = 0;
+  *end = 0;
+  for (int i = 3; field != NULL && i <= 49; i++) {
+    field = strchr(field, ' ');
+    if (field == NULL) break;
+    field++;
+    if (i == 48) *start = strtoull(field, NULL, 10);
+    if (i == 49) *end = strtoull(field, NULL, 10);
+  }
+  return *start != 0 && *end > *start;
+}
+
 // hideArgs(prefixes) -> how many of this process's command-line arguments
 // were hidden: each that starts with one of `prefixes` ("--hash-seed=") has
-// the rest of it overwritten with 'x' in the memory /proc/<pid>/cmdline
-// shows (arg_start to arg_end of /proc/self/stat; node works on its own
-// copy of the arguments, and V8 has read its flags). -1 when that memory is
-// not known.
+// the rest of it overwritten with 'x' where /proc/<pid>/cmdline reads it
+// (node works on its own copy of the arguments, and V8 has read its flags).
+// Read and written through /proc/self/mem, so that an area that is not
+// (or no longer) mapped is an error, not a fault. -1 when the area is not
+// known or cannot be read or written.
 static napi_value HideArgs(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
   int32_t hidden = -1;
   char** prefixes = NULL;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 1) prefixes = CopyStrings(env, argv[0], 64);
-  char stat[4096];
-  FILE* f = prefixes != NULL ? fopen("/proc/self/stat", "r") : NULL;
-  size_t got = f != NULL ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
-  if (f != NULL) fclose(f);
-  stat[got] = '\0';
-  // the fields after the command's name (which may hold spaces and parentheses): field 3 on
-  char* field = strrchr(stat, ')');
   unsigned long long start = 0;
   unsigned long long end = 0;
-  for (int i = 3; field != NULL && i <= 49; i++) {
-    field = strchr(field, ' ');
-    if (field == NULL) break;
-    field++;
-    if (i == 48) start = strtoull(field, NULL, 10);
-    if (i == 49) end = strtoull(field, NULL, 10);
-  }
-  if (start != 0 && end > start) {
-    hidden = 0;
-    char* p = (char*)(uintptr_t)start;
-    char* stop = (char*)(uintptr_t)end;
-    while (p < stop) {
-      size_t len = strnlen(p, (size_t)(stop - p));
-      for (size_t k = 0; prefixes[k] != NULL; k++) {
-        size_t plen = strlen(prefixes[k]);
-        if (plen > 0 && len > plen && strncmp(p, prefixes[k], plen) == 0) {
-          memset(p + plen, 'x', len - plen);
-          hidden++;
-          break;
+  // the kernel bounds a command line by ARG_MAX-like limits; 8 MiB is far past any
+  if (prefixes != NULL && ArgArea(&start, &end) && end - start <= (8ULL << 20)) {
+    size_t size = (size_t)(end - start);
+    char* area = malloc(size + 1);
+    int mem = area != NULL ? open("/proc/self/mem", O_RDWR | O_CLOEXEC) : -1;
+    if (mem >= 0 && pread(mem, area, size, (off_t)start) == (ssize_t)size) {
+      area[size] = '\0';
+      hidden = 0;
+      size_t at = 0;
+      while (at < size && hidden >= 0) {
+        size_t len = strnlen(area + at, size - at);
+        for (size_t k = 0; prefixes[k] != NULL; k++) {
+          size_t plen = strlen(prefixes[k]);
+          if (plen > 0 && len > plen && strncmp(area + at, prefixes[k], plen) == 0) {
+            memset(area + at + plen, 'x', len - plen);
+            if (pwrite(mem, area + at + plen, len - plen, (off_t)(start + at + plen)) != (ssize_t)(len - plen)) hidden = -1;
+            else hidden++;
+            break;
+          }
         }
+        at += len + 1;
       }
-      p += len + 1;
     }
+    if (mem >= 0) close(mem);
+    free(area);
   }
   FreeStrings(prefixes);
   napi_value out;

@@ -19,7 +19,7 @@
  *
  * Set at run time --predictable aborts V8 at its next full GC, and
  * --max-semi-space-size is read once when the heap is made; node has no
- * exec and NODE_OPTIONS refuses V8 flags. So the CLI's entry, before it
+ * exec and NODE_OPTIONS refuses --predictable. So the CLI's entry, before it
  * loads anything else, replaces its own process (execv through the malloc
  * addon: same pid, same arguments, these flags first), ~0.1 s of CPU once.
  * Only stdin, stdout and stderr are carried over (node marks every
@@ -36,8 +36,10 @@
  * --random-seed and --hash-seed go with it unless the list names its own
  * (also when node was started with --predictable by hand). Every user can
  * read a process's command line: once restarted, the agent overwrites the
- * seeds' digits in the memory /proc/<pid>/cmdline shows (they are there
- * for node's own start-up, ~0.1 s). Flags given in NODE_OPTIONS or on
+ * seeds' digits in the memory /proc/<pid>/cmdline shows. They are there
+ * for node's own start-up (0.1-0.3 s), and whatever records the arguments
+ * of every exec (auditd's EXECVE records, execsnoop) keeps them: the seeds
+ * make an attack harder, not impossible, for whoever can read those. Flags given in NODE_OPTIONS or on
  * node's command line are the user's: the restart does not add them again.
  *
  * REZOLUS_AGENT_NODE_FLAGS replaces the choice (space-separated; empty: no
@@ -57,17 +59,17 @@ export const AGENT_NODE_FLAGS_ENV = 'REZOLUS_AGENT_NODE_FLAGS';
 /** set to the pid for the restarted image (the same pid): it never restarts again; a parent's value is ignored */
 export const AGENT_RESTARTED_ENV = 'REZOLUS_AGENT_RESTARTED';
 /** the arguments whose values the restarted agent hides from /proc/<pid>/cmdline */
-export const HIDDEN_ARG_PREFIXES: readonly string[] = ['--random-seed=', '--hash-seed=', '--random_seed=', '--hash_seed='];
+export const HIDDEN_ARG_PREFIXES: readonly string[] = ['random-seed=', 'hash-seed=', 'random_seed=', 'hash_seed='].flatMap((p) => [`--${p}`, `-${p}`]);
 /** V8's random_seed is an int (0: none), its hash_seed 64 bits (randomInt reaches 2^48); a fixed number of digits each */
 const RANDOM_SEED_RANGE: readonly [number, number] = [1_000_000_000, 2 ** 31 - 1];
 const HASH_SEED_RANGE: readonly [number, number] = [100_000_000_000_000, 2 ** 48 - 1];
 /** a node or V8 flag: `--name` or `--name=value` (one `-` for node's short ones) */
 const FLAG = /^--?[A-Za-z0-9][\w-]*(=\S*)?$/;
 
-/** `--name=value` and `--name` alike: the flag's name, `_` read as `-` as V8 does */
+/** `--name=value`, `--name` and `-name` alike: the flag's name as `--name`, `_` read as `-`, as V8 does */
 function flagName(flag: string): string {
   const eq = flag.indexOf('=');
-  return (eq < 0 ? flag : flag.slice(0, eq)).replaceAll('_', '-');
+  return `--${(eq < 0 ? flag : flag.slice(0, eq)).replace(/^-+/, '').replaceAll('_', '-')}`;
 }
 
 /** The process as the restart sees it. */
@@ -80,8 +82,12 @@ export interface RestartProcess {
   readonly channel?: unknown;
 }
 
-/** What to restart with: the flags (empty: nothing to do), or why the agent will not restart. */
-export type RestartPlan = { readonly flags: readonly string[]; readonly custom: boolean } | { readonly reason: string };
+/**
+ * What to restart with: the flags (empty: nothing to do), those of them
+ * that are seeds drawn here, whether the list is the user's; or why the
+ * agent will not restart.
+ */
+export type RestartPlan = { readonly flags: readonly string[]; readonly drawn: readonly string[]; readonly custom: boolean } | { readonly reason: string };
 
 /**
  * The flags to restart the CLI run with `args` with, given the environment
@@ -97,19 +103,23 @@ export function agentNodeFlags(
   pid: number,
   random: (lo: number, hi: number) => number = randomInt,
 ): RestartPlan {
-  if (args[0] !== 'agent' || env[AGENT_RESTARTED_ENV] === String(pid)) return { flags: [], custom: false };
   const own = env[AGENT_NODE_FLAGS_ENV];
+  const none = { flags: [], drawn: [], custom: own !== undefined };
+  if (args[0] !== 'agent' || env[AGENT_RESTARTED_ENV] === String(pid)) return none;
   const wanted = own !== undefined ? own.split(/\s+/).filter((f) => f !== '') : [...AGENT_NODE_FLAGS];
+  // told not to restart: not even for seeds
+  if (wanted.length === 0) return none;
   const bad = wanted.find((f) => !FLAG.test(f));
   if (bad !== undefined) return { reason: `${AGENT_NODE_FLAGS_ENV}: ${JSON.stringify(bad)} is not a flag (--name or --name=value)` };
   const given = new Set([...execArgv, ...(env.NODE_OPTIONS ?? '').split(/\s+/)].filter((f) => f.startsWith('-')).map(flagName));
   const flags = wanted.filter((f) => !given.has(flagName(f)));
   const named = new Set([...given, ...flags.map(flagName)]);
-  if (named.has('--predictable')) {
-    if (!named.has('--random-seed')) flags.push(`--random-seed=${random(...RANDOM_SEED_RANGE)}`);
-    if (!named.has('--hash-seed')) flags.push(`--hash-seed=${random(...HASH_SEED_RANGE)}`);
-  }
-  return { flags, custom: own !== undefined };
+  // a user's own list gets seeds when it names --predictable; the default, also beside a hand-made one
+  const predictable = own !== undefined ? wanted.some((f) => flagName(f) === '--predictable') : named.has('--predictable');
+  const drawn: string[] = [];
+  if (predictable && !named.has('--random-seed')) drawn.push(`--random-seed=${random(...RANDOM_SEED_RANGE)}`);
+  if (predictable && !named.has('--hash-seed')) drawn.push(`--hash-seed=${random(...HASH_SEED_RANGE)}`);
+  return { flags: [...flags, ...drawn], drawn, custom: own !== undefined };
 }
 
 /** The command line of the restart: the name it was started as, the flags, node's own flags, then the script and its arguments as they were. */
@@ -119,16 +129,17 @@ export function restartArgv(flags: readonly string[], proc: Pick<RestartProcess,
 
 /**
  * Whether node takes the flags (`node FLAGS --version`, ~3 ms: node checks
- * its flags and V8's before it answers; the seeds left out, not to be on
- * another command line): undefined, or node's complaint.
+ * its flags and V8's before it answers; the seeds drawn here left out, not
+ * to be on another command line, and valid by construction): undefined, or
+ * node's complaint.
  */
-function nodeTakes(execPath: string, flags: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
-  const tried = flags.filter((f) => !isSeed(f));
+function nodeTakes(execPath: string, flags: readonly string[], drawn: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  const tried = flags.filter((f) => !drawn.includes(f));
   if (tried.length === 0) return undefined;
   const r = spawnSync(execPath, [...tried, '--version'], { encoding: 'utf8', timeout: 30_000, env: { ...env, NODE_OPTIONS: '' } });
   if (r.status === 0) return undefined;
   const said = `${r.stderr ?? ''}`.split('\n').find((l) => l.trim() !== '') ?? r.error?.message ?? `exit ${r.status ?? r.signal}`;
-  return `node does not take ${tried.join(' ')}: ${said.trim()}`;
+  return `node does not take ${tried.map(shownNodeFlag).join(' ')}: ${said.trim()}`;
 }
 
 let notRestarted: string | undefined;
@@ -148,23 +159,21 @@ export function restartWithAgentNodeFlags(
   proc: RestartProcess = process,
 ): string | undefined {
   notRestarted = restartOnce(args, env, load, proc);
+  // the restarted image, or one that will not restart: seeds on its command line leave it
+  if (args[0] === 'agent') hideSeeds(load);
   return notRestarted;
 }
 
 function restartOnce(args: readonly string[], env: NodeJS.ProcessEnv, load: () => MallocAddon, proc: RestartProcess): string | undefined {
   if (args[0] !== 'agent') return undefined;
   if (env[AGENT_RESTARTED_ENV] === String(proc.pid)) {
-    // the restarted image: the mark goes (the agent's children do not inherit it), the seeds leave the command line
+    // the restarted image: the mark goes (the agent's children do not inherit it)
     delete env[AGENT_RESTARTED_ENV];
-    hideSeeds(load);
     return undefined;
   }
   const plan = agentNodeFlags(args, env, proc.execArgv, proc.pid);
   if ('reason' in plan) return plan.reason;
-  if (plan.flags.length === 0) {
-    hideSeeds(load);
-    return undefined;
-  }
+  if (plan.flags.length === 0) return undefined;
   // a parent's IPC channel is a descriptor node marks close-on-exec: the restarted agent would lose it
   if (proc.channel !== undefined) return 'started with an IPC channel (forked), which a restart would close';
   // started through the dynamic loader (ld-linux…so node …): execPath is the loader, which takes no node flags
@@ -177,12 +186,12 @@ function restartOnce(args: readonly string[], env: NodeJS.ProcessEnv, load: () =
   }
   if (typeof addon.reexec !== 'function') return 'the malloc addon has no reexec (npm run build:native)';
   // a node that does not know a flag would exit at once, and a service manager start it again and again
-  const refused = nodeTakes(proc.execPath, plan.flags, env);
+  const refused = nodeTakes(proc.execPath, plan.flags, plan.drawn, env);
   if (refused !== undefined) return plan.custom ? `${AGENT_NODE_FLAGS_ENV}: ${refused}` : refused;
   env[AGENT_RESTARTED_ENV] = String(proc.pid);
   const failure = addon.reexec(proc.execPath, restartArgv(plan.flags, proc));
   delete env[AGENT_RESTARTED_ENV];
-  return `restarting node with ${plan.flags.map((f) => shownNodeFlag(f)).join(' ')}: ${failure}`;
+  return `restarting node with ${plan.flags.map(shownNodeFlag).join(' ')}: ${failure}`;
 }
 
 /** Overwrites the seeds' values on this process's command line (/proc/<pid>/cmdline); best effort. */

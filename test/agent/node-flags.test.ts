@@ -63,6 +63,9 @@ test('REZOLUS_AGENT_NODE_FLAGS replaces the choice; empty: no restart; seeds onl
   t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '--predictable --random-seed=3' }), ['--predictable', '--random-seed=3', '--hash-seed=100000000000001']);
   t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '--predictable' }, ['--predictable', '--random-seed=1', '--hash-seed=2']), [], 'already there');
   t.deepEqual(plan(['up'], { [AGENT_NODE_FLAGS_ENV]: '--predictable' }), [], 'the agent only');
+  t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '' }, ['--predictable']), [], 'empty: no restart, not even for the seeds of a hand-made --predictable');
+  t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '--max-semi-space-size=2' }, ['--predictable']), ['--max-semi-space-size=2'], 'a list without --predictable: no seeds');
+  t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '--predictable -random-seed=5' }), ['--predictable', '-random-seed=5', '--hash-seed=100000000000001'], 'V8 takes -name as --name: the seed is the user\'s');
   t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: 'garbage' }), ['reason: REZOLUS_AGENT_NODE_FLAGS: "garbage" is not a flag (--name or --name=value)'], 'a bare word would be the script node runs');
   t.deepEqual(plan(agent, { [AGENT_NODE_FLAGS_ENV]: '--max-semi-space-size 1' }), ['reason: REZOLUS_AGENT_NODE_FLAGS: "1" is not a flag (--name or --name=value)']);
   t.true('custom' in agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: '--x' }, [], PID) && (agentNodeFlags(agent, { [AGENT_NODE_FLAGS_ENV]: '--x' }, [], PID) as { custom: boolean }).custom);
@@ -118,6 +121,7 @@ test('the restart goes through the malloc addon, marked with the pid so that it 
     throw new RezolusError('NATIVE_UNAVAILABLE', 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
   };
   t.is(restartWithAgentNodeFlags(['agent'], {}, missing, proc), 'native addon /x/rezolus_malloc.node is not built (npm run build:native)');
+  const seedsHidden = hidden.length;
   t.regex(restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, channel: {} }) ?? '', /IPC channel/);
   t.regex(restartWithAgentNodeFlags(['agent'], {}, () => addon, { ...proc, execPath: '/lib64/ld-linux-x86-64.so.2' }) ?? '', /runs through \/lib64\/ld-linux-x86-64.so.2/);
   t.is(
@@ -126,12 +130,16 @@ test('the restart goes through the malloc addon, marked with the pid so that it 
     'a node that refuses the flags is asked first (else it would exit at once, again and again)',
   );
   t.is(calls.length, 1, 'none of those tried');
+  t.is(hidden.length, seedsHidden + 3, 'an agent that does not restart hides seeds given by hand');
   // the restarted image: no restart, the mark gone, the seeds hidden
   const restarted: NodeJS.ProcessEnv = { [AGENT_RESTARTED_ENV]: String(PID) };
   t.is(restartWithAgentNodeFlags(['agent'], restarted, () => addon, proc), undefined);
   t.is(restarted[AGENT_RESTARTED_ENV], undefined, "the agent's children do not inherit the mark");
-  t.deepEqual(hidden, [['--random-seed=', '--hash-seed=', '--random_seed=', '--hash_seed=']]);
+  t.deepEqual(hidden.at(-1), ['--random-seed=', '-random-seed=', '--hash-seed=', '-hash-seed=', '--random_seed=', '-random_seed=', '--hash_seed=', '-hash_seed=']);
+  t.is(hidden.length, seedsHidden + 4);
   t.is(calls.length, 1);
+  t.is(restartWithAgentNodeFlags(['exporter'], {}, () => addon, proc), undefined);
+  t.is(hidden.length, seedsHidden + 4, 'another mode: nothing done');
 });
 
 test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the variable, not a dead agent', (t) => {
@@ -146,6 +154,13 @@ test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the varia
     /^REZOLUS_AGENT_NODE_FLAGS: node does not take --predictable --bogus-flag-of-nobody: [^\d]*$/,
     'the seeds drawn are neither tried on another command line nor told',
   );
+  const badSeed = fakeAddon({});
+  t.regex(
+    restartWithAgentNodeFlags(['agent'], { [AGENT_NODE_FLAGS_ENV]: '--predictable --random-seed=abc' }, () => badSeed.addon, real) ?? '',
+    /^REZOLUS_AGENT_NODE_FLAGS: node does not take --predictable --random-seed=\(hidden\): .*random-seed/,
+    "the user's own seeds are tried: a bad one would kill the restarted agent",
+  );
+  t.is(badSeed.calls.length, 0);
   const good: NodeJS.ProcessEnv = { [AGENT_NODE_FLAGS_ENV]: '--max-semi-space-size=2' };
   const ok = fakeAddon(good);
   restartWithAgentNodeFlags(['agent'], good, () => ok.addon, real);
@@ -153,7 +168,7 @@ test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the varia
 });
 
 test('the start log shows node flags with the seeds hidden', (t) => {
-  t.deepEqual(shownNodeFlags(['--predictable', '--random-seed=12', '--hash_seed=99', '--trace-gc']), ['--predictable', '--random-seed=(hidden)', '--hash-seed=(hidden)', '--trace-gc']);
+  t.deepEqual(shownNodeFlags(['--predictable', '--random-seed=12', '--hash_seed=99', '-random-seed=3', '--trace-gc']), ['--predictable', '--random-seed=(hidden)', '--hash-seed=(hidden)', '--random-seed=(hidden)', '--trace-gc']);
 });
 
 /**
