@@ -1,6 +1,6 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -169,6 +169,44 @@ test('a REZOLUS_AGENT_NODE_FLAGS list node refuses is a warning naming the varia
 
 test('the start log shows node flags with the seeds hidden', (t) => {
   t.deepEqual(shownNodeFlags(['--predictable', '--random-seed=12', '--hash_seed=99', '-random-seed=3', '--trace-gc']), ['--predictable', '--random-seed=(hidden)', '--hash-seed=(hidden)', '--random-seed=(hidden)', '--trace-gc']);
+});
+
+/** A preload that says, in each image of the agent, which one it is and its first Math.random(). */
+function randomPreload(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'rezolus-node-flags-'));
+  const file = join(dir, 'random.cjs');
+  writeFileSync(file, `process.stdout.write('image=' + (process.env.${AGENT_RESTARTED_ENV} === String(process.pid) ? 'restarted' : 'first') + ' random=' + Math.random() + '\\n');\n`);
+  return file;
+}
+
+/** Math.random() of V8 in predictable mode with its fixed seed (node v20) */
+const FIXED_SEED_RANDOM = '0.14617804087311326';
+
+test('rezolus agent runs as the same process restarted with its node flags, at 1 Hz and 10 Hz, its seeds random and hidden from its command line; told not to, it does not restart', async (t) => {
+  const preload = randomPreload();
+  const nodeArgs = ['--require', preload];
+  const [one, two, fast] = await Promise.all([runFixtureAgent({ nodeArgs }), runFixtureAgent({ nodeArgs }), runFixtureAgent({ nodeArgs }, '--interval', '100ms')]);
+  const randoms: string[] = [];
+  for (const run of [one, two, fast]) {
+    t.is(run.line.pid, run.pid, 'the pid spawned is the agent: the process replaced itself');
+    t.deepEqual(run.line.node_flags, ['--predictable', '--max-semi-space-size=1', '--random-seed=(hidden)', '--hash-seed=(hidden)', '--require', preload]);
+    t.deepEqual(run.cmdline.slice(1, 5), ['--predictable', '--max-semi-space-size=1', `--random-seed=${'x'.repeat(10)}`, `--hash-seed=${'x'.repeat(15)}`], 'the seeds hidden from other users');
+    t.is(run.cmdline[7]?.endsWith('rezolus.js'), true, run.cmdline.join(' '));
+    t.is(run.cmdline[8], 'agent');
+    const images = run.stdout.split('\n').filter((l) => l.startsWith('image='));
+    t.is(images.length, 2, run.stdout);
+    t.regex(images[0] ?? '', /^image=first /);
+    const random = /^image=restarted random=(\S+)$/.exec(images[1] ?? '')?.[1] ?? '';
+    t.not(random, FIXED_SEED_RANDOM, 'predictable mode with a seed of its own');
+    randoms.push(random);
+  }
+  t.is(new Set(randoms).size, 3, `three agents, three Math.random sequences: ${randoms.join(' ')}`);
+  const told = await runFixtureAgent({ nodeFlags: '', nodeArgs });
+  t.deepEqual(told.line.node_flags, ['--require', preload]);
+  t.is(told.cmdline[3]?.endsWith('rezolus.js'), true);
+  // the control: by hand, --predictable without seeds and told not to restart gives the fixed sequence (so the check above can fail)
+  const byHand = await runFixtureAgent({ nodeFlags: '', nodeArgs: ['--predictable', ...nodeArgs] });
+  t.regex(byHand.stdout, new RegExp(`image=first random=${FIXED_SEED_RANDOM.replace('.', '\\.')}`));
 });
 
 /**
