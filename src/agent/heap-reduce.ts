@@ -14,11 +14,13 @@
  * After that, once a minute: when V8's heap has grown REDUCE_HEAP_GROWTH
  * past what it was after the last reduce, the agent asks again. The agent
  * runs in V8's predictable mode (node-flags.ts), which turns V8's memory
- * reducer off: at 1 Hz the old space then filled with the few kB a second
- * that outlive the scavenges and was never collected (heap 14.5 → 18.7
- * MiB, RSS 64.0 → 68.7 MiB over 40 minutes, rising), a full GC of a ~15
- * MiB heap every ~20 minutes instead (test/bench/README.md, "the agent
- * under node's own flags").
+ * reducer off: at 1 Hz the old space then fills with the few kB a second
+ * that outlive the scavenges until V8's own full GC at its limit (~21 MiB,
+ * after ~9 and ~23 minutes), which frees the objects but keeps the pages
+ * (heap 21.8 MiB committed after it); the reduce asked next gives them
+ * back (to 16.0 and 20.3 MiB; RSS 74.1 -> 69.5 MiB after the second).
+ * Measured over 26 minutes at 1 Hz (test/bench/README.md, "the agent under
+ * node's own flags").
  *
  * Only for `rezolus agent` (main.ts AgentProcess), through the malloc addon
  * (native/src/heap.cc); without it nothing runs and V8's reducer acts alone.
