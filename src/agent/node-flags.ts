@@ -39,14 +39,15 @@
  * seeds' digits in the memory /proc/<pid>/cmdline shows. They are there
  * for node's own start-up (0.1-0.3 s), and whatever records the arguments
  * of every exec (auditd's EXECVE records, execsnoop) keeps them: the seeds
- * make an attack harder, not impossible, for whoever can read those. Flags given in NODE_OPTIONS or on
- * node's command line are the user's: the restart does not add them again.
+ * make an attack harder, not impossible, for whoever can read those.
+ * Flags given in NODE_OPTIONS or on node's command line are the user's:
+ * the restart does not add them again.
  *
  * REZOLUS_AGENT_NODE_FLAGS replaces the choice (space-separated; empty: no
  * restart). Node is asked first whether it takes the flags (`node FLAGS
  * --version`): flags it refuses (a typo in the list, a node that dropped
- * one) are a warning, not a dead agent. Only `rezolus agent`: `rezolus up` runs the agent inside the
- * process of the exporter and the viewer.
+ * one) are a warning, not a dead agent. Only `rezolus agent`: `rezolus up`
+ * runs the agent inside the process of the exporter and the viewer.
  */
 import { spawnSync } from 'node:child_process';
 import { randomInt } from 'node:crypto';
