@@ -17,10 +17,11 @@
  * reducer off: at 1 Hz the old space then fills with the few kB a second
  * that outlive the scavenges until V8's own full GC at its limit (~21 MiB,
  * after ~9 and ~23 minutes), which frees the objects but keeps the pages
- * (heap 21.8 MiB committed after it); the reduce asked next gives them
- * back (to 16.0 and 20.3 MiB; RSS 74.1 -> 69.5 MiB after the second).
- * Measured over 26 minutes at 1 Hz (test/bench/README.md, "the agent under
- * node's own flags").
+ * (heap 21.8 MiB committed after it), and RSS passed 74 MiB for a minute
+ * around the second. Asked at 2 MiB of growth, the reduce came after V8's
+ * own GCs and gave their pages back (to 16.0 and 20.3 MiB); at 1 MiB it
+ * comes first, every ~7 minutes at 1 Hz (test/bench/README.md, "the agent
+ * under node's own flags").
  *
  * Only for `rezolus agent` (main.ts AgentProcess), through the malloc addon
  * (native/src/heap.cc); without it nothing runs and V8's reducer acts alone.
@@ -32,7 +33,7 @@ export const REDUCE_HEAP_AFTER_MS = 15_000;
 /** how often the heap's size is looked at after the first reduce */
 export const REDUCE_HEAP_CHECK_MS = 60_000;
 /** growth of V8's heap (total_heap_size) since the last reduce that asks for another */
-export const REDUCE_HEAP_GROWTH = 2 * 1024 * 1024;
+export const REDUCE_HEAP_GROWTH = 1024 * 1024;
 
 /**
  * Asks V8 to reduce its heap `afterMs` from now, then whenever it has grown

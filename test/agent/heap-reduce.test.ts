@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reduceHeapAfterStart } from '../../src/agent/heap-reduce.js';
+import { REDUCE_HEAP_GROWTH, reduceHeapAfterStart } from '../../src/agent/heap-reduce.js';
 import { RezolusError } from '../../src/errors.js';
 import { MALLOC_ADDON_PATH } from '../../src/native/index.js';
 import { until } from '../helpers/until.js';
@@ -28,13 +28,15 @@ test('the agent asks V8 once, after the delay, and not at all when cancelled or 
   t.is(reduceHeapAfterStart(10, missing), undefined);
 });
 
-test('after the first, the agent asks again whenever the heap has grown 2 MiB past its size after the last ask, and not before', async (t) => {
+test('after the first, the agent asks again whenever the heap has grown by the threshold past its size after the last ask, and not before', async (t) => {
   const MiB = 1024 * 1024;
+  t.is(REDUCE_HEAP_GROWTH, MiB, 'the agent asks at 1 MiB of growth');
   let asked = 0;
   let size = 10 * MiB;
   let checks = 0;
   const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
     checkMs: 20,
+    growth: 2 * MiB,
     heapSize: () => {
       checks += 1;
       return size;
