@@ -63,6 +63,19 @@ static napi_value ReduceHeap(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// Copies the JS string `value` (malloc'd, freed with free); NULL when it is
+// not a string or holds a NUL.
+static char* CopyString(napi_env env, napi_value value) {
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok) return NULL;
+  char* out = malloc(len + 1);
+  if (out != NULL && (napi_get_value_string_utf8(env, value, out, len + 1, &len) != napi_ok || strlen(out) != len)) {
+    free(out);
+    out = NULL;
+  }
+  return out;
+}
+
 // Copies the strings of the JS array `array` into a NULL-terminated array
 // of at most `max` strings (freed with FreeStrings); NULL when it is not
 // such an array or a string holds a NUL.
@@ -77,10 +90,7 @@ static char** CopyStrings(napi_env env, napi_value array, uint32_t max) {
   bool ok = out != NULL;
   for (uint32_t i = 0; ok && i < n; i++) {
     napi_value item;
-    size_t len = 0;
-    ok = napi_get_element(env, array, i, &item) == napi_ok && napi_get_value_string_utf8(env, item, NULL, 0, &len) == napi_ok;
-    if (ok) out[i] = malloc(len + 1);
-    ok = ok && out[i] != NULL && napi_get_value_string_utf8(env, item, out[i], len + 1, &len) == napi_ok && strlen(out[i]) == len;
+    ok = napi_get_element(env, array, i, &item) == napi_ok && (out[i] = CopyString(env, item)) != NULL;
   }
   if (ok) return out;
   for (uint32_t i = 0; out != NULL && out[i] != NULL; i++) free(out[i]);
@@ -104,13 +114,10 @@ static napi_value Reexec(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
   const char* failure = "reexec takes a path and an array of 1 to 4095 strings";
-  char** path = NULL;
+  char* path = NULL;
   char** args = NULL;
   if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) == napi_ok && argc >= 2) {
-    napi_value one;
-    if (napi_create_array_with_length(env, 1, &one) == napi_ok && napi_set_element(env, one, 0, argv[0]) == napi_ok) {
-      path = CopyStrings(env, one, 1);
-    }
+    path = CopyString(env, argv[0]);
     args = CopyStrings(env, argv[1], 4095);
   }
   if (path != NULL && args != NULL) {
@@ -119,13 +126,13 @@ static napi_value Reexec(napi_env env, napi_callback_info info) {
       int fl = fcntl(fd, F_GETFD);
       if (fl >= 0 && (fl & FD_CLOEXEC) != 0 && fcntl(fd, F_SETFD, fl & ~FD_CLOEXEC) == 0) marked[fd] = fl;
     }
-    execv(path[0], args);
+    execv(path, args);
     failure = strerror(errno);
     for (int fd = 0; fd <= 2; fd++) {
       if (marked[fd] >= 0) fcntl(fd, F_SETFD, marked[fd]);
     }
   }
-  FreeStrings(path);
+  free(path);
   FreeStrings(args);
   napi_value out;
   napi_create_string_utf8(env, failure, NAPI_AUTO_LENGTH, &out);

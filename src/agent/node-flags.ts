@@ -159,14 +159,16 @@ export function restartWithAgentNodeFlags(
   load: () => MallocAddon = loadMallocAddon,
   proc: RestartProcess = process,
 ): string | undefined {
+  notRestarted = undefined;
+  if (args[0] !== 'agent') return undefined;
   notRestarted = restartOnce(args, env, load, proc);
   // the restarted image, or one that will not restart: seeds on its command line leave it
-  if (args[0] === 'agent') hideSeeds(load);
+  hideSeeds(load);
   return notRestarted;
 }
 
+/** restartWithAgentNodeFlags for `rezolus agent` */
 function restartOnce(args: readonly string[], env: NodeJS.ProcessEnv, load: () => MallocAddon, proc: RestartProcess): string | undefined {
-  if (args[0] !== 'agent') return undefined;
   if (env[AGENT_RESTARTED_ENV] === String(proc.pid)) {
     // the restarted image: the mark goes (the agent's children do not inherit it)
     delete env[AGENT_RESTARTED_ENV];
