@@ -23,6 +23,16 @@
  * comes first, every ~7 minutes at 1 Hz (test/bench/README.md, "the agent
  * under node's own flags").
  *
+ * A burst of work (a host starting a thousand containers: at 1 Hz the
+ * agent then does V8's own full GCs every few seconds, its heap at 30-40
+ * MiB) leaves the heap at its size once the work is gone: nothing
+ * allocates enough for another GC, and the reducer that would shrink it is
+ * off; RSS stayed at 85 MiB where it had been 64. So the agent also asks
+ * when the heap is REDUCE_HEAP_GROWTH past the smallest size a reduce has
+ * left it at, at most every REDUCE_HEAP_SETTLE_CHECKS checks (5 minutes):
+ * a full GC of a heap that big is tens of ms, far below what the burst
+ * itself costs while it lasts.
+ *
  * Only for `rezolus agent` (main.ts AgentProcess), through the malloc addon
  * (native/src/heap.cc); without it nothing runs and V8's reducer acts alone.
  */
@@ -34,16 +44,20 @@ export const REDUCE_HEAP_AFTER_MS = 15_000;
 export const REDUCE_HEAP_CHECK_MS = 60_000;
 /** growth of V8's heap (total_heap_size) since the last reduce that asks for another */
 export const REDUCE_HEAP_GROWTH = 1024 * 1024;
+/** checks after a reduce before a heap grown past the smallest size after any reduce asks again */
+export const REDUCE_HEAP_SETTLE_CHECKS = 5;
 
 /**
  * Asks V8 to reduce its heap `afterMs` from now, then whenever it has grown
- * `growth` bytes past its size a check after the last reduce; returns the
- * cancel, or undefined when the addon is not there.
+ * `growth` bytes past its size a check after the last reduce, or, `settle`
+ * checks after the last reduce or later, past the smallest size a check
+ * after any reduce saw; returns the cancel, or undefined when the addon is
+ * not there.
  */
 export function reduceHeapAfterStart(
   afterMs = REDUCE_HEAP_AFTER_MS,
   load: () => MallocAddon = loadMallocAddon,
-  o: { readonly checkMs?: number; readonly growth?: number; readonly heapSize?: () => number } = {},
+  o: { readonly checkMs?: number; readonly growth?: number; readonly settle?: number; readonly heapSize?: () => number } = {},
 ): (() => void) | undefined {
   let addon: MallocAddon;
   try {
@@ -55,17 +69,24 @@ export function reduceHeapAfterStart(
   if (typeof addon.reduceHeap !== 'function') return undefined;
   const heapSize = o.heapSize ?? (() => getHeapStatistics().total_heap_size);
   const growth = o.growth ?? REDUCE_HEAP_GROWTH;
+  const settle = o.settle ?? REDUCE_HEAP_SETTLE_CHECKS;
   // the size after a reduce is taken at the next check: the GC asked for ends over the next few ms of JS
   let base: number | undefined;
+  let smallest = Number.POSITIVE_INFINITY;
+  let checks = 0;
   let watch: NodeJS.Timeout | undefined;
   const first = setTimeout(() => {
     addon.reduceHeap();
     watch = setInterval(() => {
       const size = heapSize();
-      if (base === undefined) base = size;
-      else if (size >= base + growth) {
+      checks += 1;
+      if (base === undefined) {
+        base = size;
+        smallest = Math.min(smallest, size);
+      } else if (size >= base + growth || (checks >= settle && size >= smallest + growth)) {
         addon.reduceHeap();
         base = undefined;
+        checks = 0;
       }
     }, o.checkMs ?? REDUCE_HEAP_CHECK_MS);
     watch.unref();

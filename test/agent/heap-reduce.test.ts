@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REDUCE_HEAP_GROWTH, reduceHeapAfterStart } from '../../src/agent/heap-reduce.js';
+import { REDUCE_HEAP_GROWTH, REDUCE_HEAP_SETTLE_CHECKS, reduceHeapAfterStart } from '../../src/agent/heap-reduce.js';
 import { RezolusError } from '../../src/errors.js';
 import { MALLOC_ADDON_PATH } from '../../src/native/index.js';
 import { until } from '../helpers/until.js';
@@ -37,6 +37,7 @@ test('after the first, the agent asks again whenever the heap has grown by the t
   const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
     checkMs: 20,
     growth: 2 * MiB,
+    settle: 1000,
     heapSize: () => {
       checks += 1;
       return size;
@@ -62,6 +63,40 @@ test('after the first, the agent asks again whenever the heap has grown by the t
   const stopped = checks;
   await new Promise((r) => setTimeout(r, 100));
   t.true(checks <= stopped + 1, 'cancelled: no more checks');
+});
+
+test('a heap left big after a burst is asked to shrink once the settle has passed, and not again once it is back near its smallest', async (t) => {
+  const MiB = 1024 * 1024;
+  t.is(REDUCE_HEAP_SETTLE_CHECKS, 5, 'at most every 5 checks (5 minutes)');
+  let asked = 0;
+  let size = 10 * MiB;
+  let checks = 0;
+  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
+    checkMs: 20,
+    growth: 2 * MiB,
+    settle: 4,
+    heapSize: () => {
+      checks += 1;
+      return size;
+    },
+  });
+  t.true(await until(() => asked === 1 && checks >= 2, 20_000));
+  // the burst: grown past the base, asked; V8's heap stays at 30 MiB after the GC (the work still there)
+  size = 30 * MiB;
+  t.true(await until(() => asked === 2, 20_000), 'grown past the base');
+  const at = checks;
+  t.true(await until(() => asked === 3, 20_000), 'the settle passed: asked again, 30 MiB being past the smallest (10)');
+  t.true(checks - at >= 4, `not before the settle (${checks - at} checks)`);
+  // the work gone and the heap back near its smallest: no more asks
+  size = 11 * MiB;
+  const seen = checks;
+  t.true(await until(() => checks >= seen + 12, 20_000));
+  t.true(asked <= 4, `asked ${asked} times: at most once more, by a check of 30 MiB before the size fell`);
+  const settled = asked;
+  const again = checks;
+  t.true(await until(() => checks >= again + 12, 20_000));
+  t.is(asked, settled, 'back near its smallest: not asked again');
+  cancel?.();
 });
 
 // In a process of its own: its young generation grown to its most by a burst
