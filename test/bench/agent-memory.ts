@@ -12,11 +12,17 @@
  * fills the young generation (and so what its scavenges and size follow).
  * With --promoted, the same leaving out what a scavenge collected: what
  * outlived the young generation and fills the old space until a full GC.
+ * With --cgroups N, N empty cgroups appear at --cgroups-at seconds (in every
+ * v1 hierarchy cgroup_resources reads, or in the v2 one, under
+ * rezolus-bench-<pid>) and go --cgroups-for seconds later: the agent's RSS
+ * while it publishes them and after (a host starting and stopping many
+ * containers at once).
  *
  *   npx tsx test/bench/agent-memory.ts [SECONDS] [--interval 100ms] [--cli PATH] [--alloc | --promoted]
+ *       [--cgroups N [--cgroups-at S] [--cgroups-for S]]
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,10 +31,39 @@ import { cpuModel, ENTRY, ensureBuilt, fmt, intervalsAsShipped, NATS_SERVER_BIN,
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { interval: { type: 'string', default: '100ms' }, cli: { type: 'string' }, alloc: { type: 'boolean' }, promoted: { type: 'boolean' } },
+  options: {
+    interval: { type: 'string', default: '100ms' }, cli: { type: 'string' }, alloc: { type: 'boolean' }, promoted: { type: 'boolean' },
+    cgroups: { type: 'string', default: '0' }, 'cgroups-at': { type: 'string', default: '60' }, 'cgroups-for': { type: 'string', default: '120' },
+  },
 });
 const SECONDS = Number(positionals[0] ?? 120);
 const CLI = flags.cli ?? ENTRY;
+const CGROUPS = Number(flags.cgroups);
+const CGROUPS_AT = Number(flags['cgroups-at']);
+const CGROUPS_UNTIL = CGROUPS_AT + Number(flags['cgroups-for']);
+for (const [name, n] of [['--cgroups', CGROUPS], ['--cgroups-at', CGROUPS_AT], ['--cgroups-for', CGROUPS_UNTIL - CGROUPS_AT]] as const) {
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} takes a whole number ≥ 0, not ${n}`);
+}
+
+/** the cgroup roots cgroup_resources reads here: the v1 hierarchies, or the v2 root */
+const CGROUP_ROOTS = ((): string[] => {
+  const v1 = ['cpu', 'cpuacct', 'memory', 'blkio', 'pids'].map((c) => `/sys/fs/cgroup/${c}`).filter((r) => existsSync(join(r, 'cgroup.procs')));
+  return v1.length > 0 ? v1 : existsSync('/sys/fs/cgroup/cgroup.controllers') ? ['/sys/fs/cgroup'] : [];
+})();
+const CGROUP_PARENT = `rezolus-bench-${process.pid}`;
+
+function makeCgroups(n: number): void {
+  for (const root of CGROUP_ROOTS) for (let i = 0; i < n; i++) mkdirSync(join(root, CGROUP_PARENT, `c${String(i).padStart(5, '0')}`), { recursive: true });
+}
+
+function removeCgroups(): void {
+  for (const root of CGROUP_ROOTS) {
+    const dir = join(root, CGROUP_PARENT);
+    if (!existsSync(dir)) continue;
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(join(dir, e.name));
+    rmdirSync(dir);
+  }
+}
 
 const PRELOAD = `
 const { openSync, writeSync } = require('node:fs');
@@ -103,12 +138,19 @@ async function main(): Promise<void> {
       },
     });
     say(`CPU: ${cpuModel()}; node ${process.version}; ${CLI}, every sampler at ${flags.interval}, ${SECONDS} s`);
+    if (CGROUPS > 0) {
+      if (CGROUP_ROOTS.length === 0) throw new Error('--cgroups: no cgroup hierarchy found under /sys/fs/cgroup');
+      say(`${CGROUPS} cgroups under ${CGROUP_PARENT} in ${CGROUP_ROOTS.join(' ')} from ${CGROUPS_AT} s to ${CGROUPS_UNTIL} s`);
+    }
     const rss: string[] = [];
     for (let s = 1; s <= SECONDS && agent.exitCode === null; s++) {
       await sleep(1000);
+      if (CGROUPS > 0 && s === CGROUPS_AT) makeCgroups(CGROUPS);
+      if (CGROUPS > 0 && s === CGROUPS_UNTIL) removeCgroups();
       const status = readFileSync(`/proc/${agent.pid}/status`, 'utf8');
       const kib = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-      rss.push(`${s}s ${fmt(kib('VmRSS') / 1024, 1)} (anon ${fmt(kib('RssAnon') / 1024, 1)}, file ${fmt(kib('RssFile') / 1024, 1)})`);
+      const cgroups = CGROUPS > 0 && s >= CGROUPS_AT && s < CGROUPS_UNTIL ? `, ${CGROUPS} cgroups made` : '';
+      rss.push(`${s}s ${fmt(kib('VmRSS') / 1024, 1)} (anon ${fmt(kib('RssAnon') / 1024, 1)}, file ${fmt(kib('RssFile') / 1024, 1)})${cgroups}`);
     }
     agent.kill('SIGTERM');
     await new Promise((r) => agent.once('exit', r));
@@ -129,10 +171,16 @@ async function main(): Promise<void> {
       for (const [site, bytes] of sites) if (bytes >= total / 100) say(`  ${fmt(bytes / 1024, 1).padStart(7)} kB/s ${fmt((100 * bytes) / total, 1).padStart(5)} %  ${site}`);
     }
   } finally {
+    removeCgroups();
     await nats.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+process.once('SIGINT', () => {
+  removeCgroups();
+  process.exit(130);
+});
 
 main().catch((error: unknown) => {
   process.stderr.write(`agent-memory failed: ${error instanceof Error ? error.message : String(error)}\n`);

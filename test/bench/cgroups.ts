@@ -8,6 +8,7 @@
  *   npx tsx test/bench/cgroups.ts            # 200 refreshes per size
  *   npx tsx test/bench/cgroups.ts 50
  *   npx tsx test/bench/cgroups.ts 50 --against ../old   # another checkout's sampler, in turns
+ *   npx tsx test/bench/cgroups.ts 50 --open-files 4096  # more files kept open than the default 1024
  *
  * Printed: µs per refresh (the agent's refreshNs/refreshes, refresh +
  * describe + encode), series, frame bytes, and µs per cgroup, with cgroupfs
@@ -20,8 +21,11 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KernelHarness } from '../helpers/kernel.js';
 
-const { values: flags, positionals } = parseArgs({ options: { against: { type: 'string' } }, allowPositionals: true });
+const { values: flags, positionals } = parseArgs({ options: { against: { type: 'string' }, 'open-files': { type: 'string', default: '1024' } }, allowPositionals: true });
 const REFRESHES = Number(positionals[0] ?? 200);
+/** [cgroups] open_files of the "kept open" turns (the default 1024) */
+const OPEN_FILES = Number(flags['open-files']);
+if (!Number.isInteger(OPEN_FILES) || OPEN_FILES < 1) throw new Error(`--open-files takes a whole number ≥ 1, not ${flags['open-files']}`);
 /** another checkout whose sampler (its test/helpers/kernel.ts) takes turns with this one's in the same process */
 const AGAINST = flags.against === undefined ? undefined : resolve(flags.against);
 const Against: typeof KernelHarness | undefined =
@@ -60,7 +64,7 @@ async function measure(openFiles: number, harness: typeof KernelHarness = Kernel
 
 try {
   process.stdout.write(`cgroup_resources refresh cost, ${REFRESHES} refreshes per size and mode, hierarchies: ${ROOTS.join(' ')}\n`);
-  process.stdout.write('files kept open ([cgroups] open_files, default 1024) against opened for every read (open_files 0), taking turns\n');
+  process.stdout.write(`files kept open ([cgroups] open_files ${OPEN_FILES}; default 1024) against opened for every read (open_files 0), taking turns\n`);
   if (AGAINST !== undefined) process.stdout.write(`and the sampler of ${AGAINST} (its defaults), taking turns too\n`);
   process.stdout.write(
     `cgroups (made)  cgroups published  series  frame B  µs per refresh  µs per cgroup  µs/refresh, open_files 0  kept / opened${AGAINST === undefined ? '' : '  µs/refresh, against  this / against'}\n`,
@@ -71,9 +75,9 @@ try {
     const kept: number[] = [];
     const opened: number[] = [];
     const other: number[] = [];
-    let last = await measure(1024);
+    let last = await measure(OPEN_FILES);
     for (let turn = 0; turn < 2; turn++) {
-      if (turn > 0) last = await measure(1024);
+      if (turn > 0) last = await measure(OPEN_FILES);
       kept.push(last.us);
       opened.push((await measure(0)).us);
       if (Against !== undefined) other.push((await measure(1024, Against)).us);
