@@ -3,6 +3,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
+import { cgroupPaths } from '../../src/samplers/cgroup/read.js';
+import { TreeListing } from '../../src/samplers/cgroup/walk.js';
 import { KernelHarness, node, num, type Values } from '../helpers/kernel.js';
 
 // Real cgroups, made by this test under a parent of its own in the v1 cpu and
@@ -140,6 +142,44 @@ test.serial('a v1 cgroup renamed and its name made again between refreshes: each
     t.is(quota(after, b), 50_000_000, 'the renamed one under its new name');
   } finally {
     await k.stop();
+  }
+});
+
+test.serial('cgroups made and removed under new names: the paths of those gone are forgotten, not kept until a cap', async (t) => {
+  if (!HAVE_V1) return t.pass('no v1 cpu/cpuacct hierarchies here');
+  const base = join(CPU, PARENT, 'churn');
+  const baseAcct = join(CPUACCT, PARENT, 'churn');
+  mkdirSync(base, { recursive: true });
+  mkdirSync(baseAcct, { recursive: true });
+  const listing = new TreeListing(CPU, 6, true);
+  const k = await KernelHarness.start(['cgroup_resources'], { cgroups: { maxCgroups: 1024, maxDepth: 6 } });
+  try {
+    /** the 40 cgroups of round `r`, the round before's removed */
+    const round = (r: number): void => {
+      for (let i = 0; i < 40; i++) for (const b of [base, baseAcct]) mkdirSync(join(b, `r${r}-${i}`));
+      if (r > 0) for (let i = 0; i < 40; i++) for (const b of [base, baseAcct]) rmdirSync(join(b, `r${r - 1}-${i}`));
+    };
+    round(0);
+    listing.list();
+    listing.list();
+    await k.read('cgroup_resources');
+    const first = { kept: cgroupPaths.size, listed: listing.pathsKept };
+    for (let r = 1; r <= 10; r++) {
+      round(r);
+      // twice: the listing keeps the paths it stats until the listing after
+      for (let i = 0; i < 2; i++) listing.list();
+      await k.read('cgroup_resources');
+      await k.read('cgroup_resources');
+    }
+    const last = { kept: cgroupPaths.size, listed: listing.pathsKept };
+    t.log(`paths kept after 40 cgroups: ${first.kept} (reader), ${first.listed} (listing); after 400 came and went: ${last.kept}, ${last.listed}`);
+    t.true(first.kept >= 80, `${first.kept}: the reader keeps the paths of the cgroups it reads`);
+    t.true(last.kept <= first.kept + 10, `reader: ${last.kept} paths kept against ${first.kept} for the same number of live cgroups`);
+    t.true(last.listed <= 2 * first.listed + 5, `listing: ${last.listed} paths kept against ${first.listed} (it keeps those of the listing before)`);
+  } finally {
+    await k.stop();
+    removeTree(base);
+    removeTree(baseAcct);
   }
 });
 

@@ -18,3 +18,21 @@ test('paths under one directory do not pile up: cgroups that come and go are for
   t.true(c.size <= 100, `${c.size} kept`);
   t.is(c.join('/sys/fs/cgroup/cpu', 'kubepods/pod9999'), '/sys/fs/cgroup/cpu/kubepods/pod9999');
 });
+
+test('a sweep forgets the paths not joined since the last mark, and keeps the rest', (t) => {
+  const c = new PathCache();
+  for (let i = 0; i < 100; i++) c.join('/sys/fs/cgroup/cpu', `pod${i}`);
+  c.join('/sys/fs/cgroup/cpu/pod0', 'cpu.stat');
+  c.sweep();
+  t.is(c.size, 101, 'no mark since: all kept');
+  c.mark();
+  const pod1 = c.join('/sys/fs/cgroup/cpu', 'pod1');
+  for (let i = 100; i < 110; i++) c.join('/sys/fs/cgroup/cpu', `pod${i}`);
+  c.sweep();
+  t.is(c.size, 11, 'pod1 and the ten new ones');
+  t.is(c.join('/sys/fs/cgroup/cpu', 'pod1'), pod1, 'the same string');
+  t.is(c.join('/sys/fs/cgroup/cpu', 'pod5'), '/sys/fs/cgroup/cpu/pod5', 'a forgotten one is joined again');
+  c.mark();
+  c.sweep();
+  t.is(c.size, 0, 'nothing joined since the mark: nothing kept');
+});

@@ -55,6 +55,26 @@ export interface CgroupFigures {
 const dirs = new PathCache();
 const files = new PathCache();
 
+/**
+ * The paths above, for a refresh whose listing changed: mark() before it
+ * reads, sweep() after, and the paths of cgroups it did not read (gone, or
+ * no longer selected) are forgotten.
+ */
+export const cgroupPaths = {
+  mark(): void {
+    dirs.mark();
+    files.mark();
+  },
+  sweep(): void {
+    dirs.sweep();
+    files.sweep();
+  },
+  /** how many directory and file paths are kept */
+  get size(): number {
+    return dirs.size + files.size;
+  },
+};
+
 /** Reads a file as text, throwing as open(2) or read(2) do (readPseudoFile, or OpenFiles.read). */
 export type ReadFile = (path: string) => string;
 

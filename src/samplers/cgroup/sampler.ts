@@ -17,7 +17,7 @@ import { readPseudoFile } from '../read.js';
 import * as m from './metrics.js';
 import { discoverSources } from './discover.js';
 import { decodeCgroupName } from './parse.js';
-import { cpuTotal, PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
+import { cgroupPaths, cpuTotal, PSI_RESOURCES, readCgroup, splitUsage, type CgroupFigures } from './read.js';
 import { MissingFiles } from './missing.js';
 import { CgroupSelection } from './select.js';
 import { breadthFirst, isCgroupFs, TreeListing } from './walk.js';
@@ -152,6 +152,8 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           current = selection.update(present);
         }
         const { kept, folded } = current;
+        // the paths of cgroups not read in this refresh (gone) are forgotten at its end
+        if (changed) cgroupPaths.mark();
         const allLimits = changed || refreshes % LIMITS_EVERY === 0;
         refreshes++;
         const points: Point[] = [];
@@ -195,6 +197,7 @@ export const cgroupResourcesSampler: SamplerDefinition = {
           }
         }
         files?.sweep();
+        if (changed) cgroupPaths.sweep();
         missing.refreshed();
         return { points, skipped };
       },

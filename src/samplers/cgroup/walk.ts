@@ -127,10 +127,18 @@ export class TreeListing {
     }
     this.links.clear();
     this.inodes.clear();
+    // the paths stat'ed since the listing before stay (one listing more), those of cgroups gone before it go
+    this.dirs.sweep();
+    this.dirs.mark();
     const paths = listCgroups(this.mount, this.maxDepth, this.cgroupFs, this.inodes, this.cgroupFs ? this.links : undefined);
     this.paths = this.cgroupFs ? paths : undefined;
     if (inodes !== undefined) for (const [rel, ino] of this.inodes) inodes.set(rel, ino);
     return { paths, changed: true };
+  }
+
+  /** How many joined paths are kept for the stats of unchanged(). */
+  get pathsKept(): number {
+    return this.dirs.size;
   }
 
   /** Stats every cgroup of the kept listing: true when each has the links and inode it had. */
