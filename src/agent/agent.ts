@@ -384,7 +384,9 @@ export class Agent implements AgentIntrospection {
     const out = [];
     for (const [hash, e] of this.recent) {
       if (e.usedAt < horizon) {
+        // and when it was put: cgroups that come and go make a new descriptor each time, never used again
         this.recent.delete(hash);
+        this.descriptorPutAt.delete(hash);
         continue;
       }
       out.push({ hash, json: e.json, putAt: this.descriptorPutAt.get(hash) ?? 0 });

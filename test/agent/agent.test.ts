@@ -257,6 +257,27 @@ test('the descriptor is put again after a quarter of its TTL', async (t) => {
   t.is(sink.puts[0]?.key, sink.puts[1]?.key);
 });
 
+test('a descriptor no frame named for descriptorKeepMs is forgotten with when it was put: named again, it is put again before its frame', async (t) => {
+  const sink = new CollectingSink();
+  const layouts: Point[][] = [[{ metric: fakeCounter, labels: ID0, value: 1 }], [{ metric: fakeCounter, labels: ID1, value: 2 }]];
+  let layout = 0;
+  const s = fake('fake_churn', () => ({ points: layouts[layout] ?? [], skipped: 0 }));
+  const agent = makeAgent(sink, [s.definition], { descriptorKeepMs: 1000 });
+  t.teardown(() => agent.stop());
+  await agent.start();
+  await agent.tickOnce();
+  layout = 1;
+  await agent.tickOnce();
+  const [a, b] = sink.puts.map((p) => p.key);
+  // past the keep for the first, well within it for the second (named by the tick right before)
+  await sleep(1200);
+  await agent.tickOnce();
+  t.deepEqual(agent.recentDescriptors().map((d) => d.hash), [b], 'the first layout is no longer recent');
+  layout = 0;
+  await agent.tickOnce();
+  t.deepEqual(sink.events.map((e) => (e.kind === 'put' ? `put ${e.key === a ? 'a' : 'b'}` : 'frame')), ['put a', 'frame', 'put b', 'frame', 'frame', 'put a', 'frame']);
+});
+
 test('the host becomes a subject token in subject, msg id and frame', async (t) => {
   const sink = new CollectingSink();
   const agent = makeAgent(sink, [fake('fake_a').definition], { host: 'Web01.Example.COM' });
