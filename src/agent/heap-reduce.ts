@@ -31,7 +31,9 @@
  * when the heap is REDUCE_HEAP_GROWTH past the smallest size a reduce has
  * left it at, at most every REDUCE_HEAP_SETTLE_CHECKS checks (5 minutes):
  * a full GC of a heap that big is tens of ms, far below what the burst
- * itself costs while it lasts.
+ * itself costs while it lasts. What such a reduce leaves is the smallest
+ * size from then on, so a heap that stays bigger (the containers stay) is
+ * not asked again every 5 minutes.
  *
  * Only for `rezolus agent` (main.ts AgentProcess), through the malloc addon
  * (native/src/heap.cc); without it nothing runs and V8's reducer acts alone.
@@ -74,6 +76,8 @@ export function reduceHeapAfterStart(
   let base: number | undefined;
   let smallest = Number.POSITIVE_INFINITY;
   let checks = 0;
+  /** whether the last reduce was asked for by the settle rule: what it leaves is the new smallest */
+  let settled = false;
   let watch: NodeJS.Timeout | undefined;
   const first = setTimeout(() => {
     addon.reduceHeap();
@@ -82,8 +86,10 @@ export function reduceHeapAfterStart(
       checks += 1;
       if (base === undefined) {
         base = size;
-        smallest = Math.min(smallest, size);
+        // after a settle reduce the heap is as small as the work now allows: asking again every settle would not shrink it
+        smallest = settled ? size : Math.min(smallest, size);
       } else if (size >= base + growth || (checks >= settle && size >= smallest + growth)) {
+        settled = size < base + growth;
         addon.reduceHeap();
         base = undefined;
         checks = 0;

@@ -99,6 +99,27 @@ test('a heap left big after a burst is asked to shrink once the settle has passe
   cancel?.();
 });
 
+test('a heap that stays bigger after a settle reduce is not asked again every settle: what that reduce left is the new smallest', async (t) => {
+  const MiB = 1024 * 1024;
+  let asked = 0;
+  let size = 10 * MiB;
+  let checks = 0;
+  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
+    checkMs: 20,
+    settle: 5,
+    heapSize: () => {
+      checks += 1;
+      // the work grows for good at the third check: 1.5 MiB more, which no GC gives back
+      if (checks === 3) size = 11.5 * MiB;
+      return size;
+    },
+  });
+  t.true(await until(() => checks >= 100, 30_000));
+  cancel?.();
+  t.true(asked <= 3, `asked ${asked} times in ${checks} checks: the first, and at most one settle reduce (plus one in flight)`);
+  t.true(asked >= 2, 'the settle reduce came once');
+});
+
 // In a process of its own: its young generation grown to its most by a burst
 // of allocation, then a light load of short-lived objects, as an agent's ticks.
 function youngGeneration(reduce: boolean): { before: number; after: number } {

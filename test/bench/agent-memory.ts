@@ -41,8 +41,8 @@ const CLI = flags.cli ?? ENTRY;
 const CGROUPS = Number(flags.cgroups);
 const CGROUPS_AT = Number(flags['cgroups-at']);
 const CGROUPS_UNTIL = CGROUPS_AT + Number(flags['cgroups-for']);
-for (const [name, n] of [['--cgroups', CGROUPS], ['--cgroups-at', CGROUPS_AT], ['--cgroups-for', CGROUPS_UNTIL - CGROUPS_AT]] as const) {
-  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} takes a whole number ≥ 0, not ${n}`);
+for (const [name, n, min] of [['--cgroups', CGROUPS, 0], ['--cgroups-at', CGROUPS_AT, 1], ['--cgroups-for', CGROUPS_UNTIL - CGROUPS_AT, 1]] as const) {
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} takes a whole number ≥ ${min}, not ${n}`);
 }
 
 /** the cgroup roots cgroup_resources reads here: the v1 hierarchies, or the v2 root */
