@@ -28,96 +28,77 @@ test('the agent asks V8 once, after the delay, and not at all when cancelled or 
   t.is(reduceHeapAfterStart(10, missing), undefined);
 });
 
-test('after the first, the agent asks again whenever the heap has grown by the threshold past its size after the last ask, and not before', async (t) => {
-  const MiB = 1024 * 1024;
-  t.is(REDUCE_HEAP_GROWTH, MiB, 'the agent asks at 1 MiB of growth');
-  let asked = 0;
-  let size = 10 * MiB;
-  let checks = 0;
-  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
+const MiB = 1024 * 1024;
+
+/** The heap watch over a fake heap of `size` bytes, checked every 20 ms; its asks and checks counted. */
+function fakeWatch(o: { readonly growth?: number; readonly settle: number; readonly onCheck?: (checks: number) => number | undefined }) {
+  const w = { asked: 0, checks: 0, size: 10 * MiB, cancel: undefined as (() => void) | undefined };
+  w.cancel = reduceHeapAfterStart(10, addonWith(() => ++w.asked > 0), {
     checkMs: 20,
-    growth: 2 * MiB,
-    settle: 1000,
+    ...(o.growth !== undefined ? { growth: o.growth } : {}),
+    settle: o.settle,
     heapSize: () => {
-      checks += 1;
-      return size;
+      w.checks += 1;
+      w.size = o.onCheck?.(w.checks) ?? w.size;
+      return w.size;
     },
   });
-  t.true(await until(() => asked === 1 && checks >= 3, 20_000));
+  return w;
+}
+
+test('after the first, the agent asks again whenever the heap has grown by the threshold past its size after the last ask, and not before', async (t) => {
+  t.is(REDUCE_HEAP_GROWTH, MiB, 'the agent asks at 1 MiB of growth');
+  const w = fakeWatch({ growth: 2 * MiB, settle: 1000 });
+  t.true(await until(() => w.asked === 1 && w.checks >= 3, 20_000));
   /** the heap at `mib` for three checks */
   const holdAt = async (mib: number): Promise<void> => {
-    size = mib * MiB;
-    const seen = checks;
-    t.true(await until(() => checks >= seen + 3, 20_000));
+    w.size = mib * MiB;
+    const seen = w.checks;
+    t.true(await until(() => w.checks >= seen + 3, 20_000));
   };
   await holdAt(11.9);
-  t.is(asked, 1, 'grown 1.9 MiB: not yet');
-  size = 12 * MiB;
-  t.true(await until(() => asked === 2, 20_000), 'grown 2 MiB: asked');
+  t.is(w.asked, 1, 'grown 1.9 MiB: not yet');
+  w.size = 12 * MiB;
+  t.true(await until(() => w.asked === 2, 20_000), 'grown 2 MiB: asked');
   // the next check takes the size after the GC as the new base
   await holdAt(13);
-  t.is(asked, 2, '13 MiB after the GC is the new base');
-  size = 15 * MiB;
-  t.true(await until(() => asked === 3, 20_000), 'grown 2 MiB past 13');
-  cancel?.();
-  const stopped = checks;
+  t.is(w.asked, 2, '13 MiB after the GC is the new base');
+  w.size = 15 * MiB;
+  t.true(await until(() => w.asked === 3, 20_000), 'grown 2 MiB past 13');
+  w.cancel?.();
+  const stopped = w.checks;
   await new Promise((r) => setTimeout(r, 100));
-  t.true(checks <= stopped + 1, 'cancelled: no more checks');
+  t.true(w.checks <= stopped + 1, 'cancelled: no more checks');
 });
 
 test('a heap left big after a burst is asked to shrink once the settle has passed, and not again once it is back near its smallest', async (t) => {
-  const MiB = 1024 * 1024;
   t.is(REDUCE_HEAP_SETTLE_CHECKS, 5, 'at most every 5 checks (5 minutes)');
-  let asked = 0;
-  let size = 10 * MiB;
-  let checks = 0;
-  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
-    checkMs: 20,
-    growth: 2 * MiB,
-    settle: 4,
-    heapSize: () => {
-      checks += 1;
-      return size;
-    },
-  });
-  t.true(await until(() => asked === 1 && checks >= 2, 20_000));
+  const w = fakeWatch({ growth: 2 * MiB, settle: 4 });
+  t.true(await until(() => w.asked === 1 && w.checks >= 2, 20_000));
   // the burst: grown past the base, asked; V8's heap stays at 30 MiB after the GC (the work still there)
-  size = 30 * MiB;
-  t.true(await until(() => asked === 2, 20_000), 'grown past the base');
-  const at = checks;
-  t.true(await until(() => asked === 3, 20_000), 'the settle passed: asked again, 30 MiB being past the smallest (10)');
-  t.true(checks - at >= 4, `not before the settle (${checks - at} checks)`);
+  w.size = 30 * MiB;
+  t.true(await until(() => w.asked === 2, 20_000), 'grown past the base');
+  const at = w.checks;
+  t.true(await until(() => w.asked === 3, 20_000), 'the settle passed: asked again, 30 MiB being past the smallest (10)');
+  t.true(w.checks - at >= 4, `not before the settle (${w.checks - at} checks)`);
   // the work gone and the heap back near its smallest: no more asks
-  size = 11 * MiB;
-  const seen = checks;
-  t.true(await until(() => checks >= seen + 12, 20_000));
-  t.true(asked <= 4, `asked ${asked} times: at most once more, by a check of 30 MiB before the size fell`);
-  const settled = asked;
-  const again = checks;
-  t.true(await until(() => checks >= again + 12, 20_000));
-  t.is(asked, settled, 'back near its smallest: not asked again');
-  cancel?.();
+  w.size = 11 * MiB;
+  const seen = w.checks;
+  t.true(await until(() => w.checks >= seen + 12, 20_000));
+  t.true(w.asked <= 4, `asked ${w.asked} times: at most once more, by a check of 30 MiB before the size fell`);
+  const settled = w.asked;
+  const again = w.checks;
+  t.true(await until(() => w.checks >= again + 12, 20_000));
+  t.is(w.asked, settled, 'back near its smallest: not asked again');
+  w.cancel?.();
 });
 
 test('a heap that stays bigger after a settle reduce is not asked again every settle: what that reduce left is the new smallest', async (t) => {
-  const MiB = 1024 * 1024;
-  let asked = 0;
-  let size = 10 * MiB;
-  let checks = 0;
-  const cancel = reduceHeapAfterStart(10, addonWith(() => ++asked > 0), {
-    checkMs: 20,
-    settle: 5,
-    heapSize: () => {
-      checks += 1;
-      // the work grows for good at the third check: 1.5 MiB more, which no GC gives back
-      if (checks === 3) size = 11.5 * MiB;
-      return size;
-    },
-  });
-  t.true(await until(() => checks >= 100, 30_000));
-  cancel?.();
-  t.true(asked <= 3, `asked ${asked} times in ${checks} checks: the first, and at most one settle reduce (plus one in flight)`);
-  t.true(asked >= 2, 'the settle reduce came once');
+  // the work grows for good at the third check: 1.5 MiB more, which no GC gives back
+  const w = fakeWatch({ settle: 5, onCheck: (n) => (n === 3 ? 11.5 * MiB : undefined) });
+  t.true(await until(() => w.checks >= 100, 30_000));
+  w.cancel?.();
+  t.is(w.asked, 3, `in ${w.checks} checks: the first, the growth past the base at the third check, one settle reduce 5 checks later`);
 });
 
 // In a process of its own: its young generation grown to its most by a burst
