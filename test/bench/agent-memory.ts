@@ -22,12 +22,12 @@
  *       [--cgroups N [--cgroups-at S] [--cgroups-for S]]
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startNatsServer } from '../../src/up/nats-server.js';
-import { cpuModel, ENTRY, ensureBuilt, fmt, intervalsAsShipped, NATS_SERVER_BIN, samplerNamesOf, say, sleep, treeOf, writeAgentConfig } from './common.js';
+import { cpuModel, ENTRY, ensureBuilt, fmt, intervalsAsShipped, NATS_SERVER_BIN, removeBenchCgroups, samplerNamesOf, say, sleep, treeOf, writeAgentConfig } from './common.js';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
@@ -57,12 +57,7 @@ function makeCgroups(n: number): void {
 }
 
 function removeCgroups(): void {
-  for (const root of CGROUP_ROOTS) {
-    const dir = join(root, CGROUP_PARENT);
-    if (!existsSync(dir)) continue;
-    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(join(dir, e.name));
-    rmdirSync(dir);
-  }
+  removeBenchCgroups(CGROUP_ROOTS, CGROUP_PARENT);
 }
 
 const PRELOAD = `

@@ -15,11 +15,12 @@
  * files kept open between refreshes ([cgroups] open_files, the default) and
  * opened for every read (open_files = 0), two turns each, in one run.
  */
-import { existsSync, mkdirSync, readdirSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { KernelHarness } from '../helpers/kernel.js';
+import { removeBenchCgroups } from './common.js';
 
 const { values: flags, positionals } = parseArgs({ options: { against: { type: 'string' }, 'open-files': { type: 'string', default: '1024' } }, allowPositionals: true });
 const REFRESHES = Number(positionals[0] ?? 200);
@@ -34,12 +35,7 @@ const ROOTS = ['cpu', 'cpuacct', 'memory', 'blkio', 'pids'].map((c) => `/sys/fs/
 const PARENT = `rezolus-bench-${process.pid}`;
 
 function cleanup(): void {
-  for (const root of ROOTS) {
-    const dir = join(root, PARENT);
-    if (!existsSync(dir)) continue;
-    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(join(dir, e.name));
-    rmdirSync(dir);
-  }
+  removeBenchCgroups(ROOTS, PARENT);
 }
 process.on('SIGINT', () => {
   cleanup();

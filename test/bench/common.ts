@@ -1,6 +1,6 @@
 /** Helpers shared by the process benchmarks (agent-cpu, agent-profile). */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JetStreamManager } from '@nats-io/jetstream';
@@ -330,4 +330,14 @@ export function profileTotals(p: CpuProfile, keyOf: (f: CallFrame) => string, mo
 export function printProfileTable(title: string, m: Map<string, number>, busy: number, top: number): void {
   say(`  ${title}`);
   for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) say(`    ${fmt(us / 1000, 1).padStart(8)} ms ${fmt((us / busy) * 100, 1).padStart(5)} %  ${k}`);
+}
+
+/** Removes the cgroups a bench made under `parent` in each of `roots` (one level of children), then `parent`. */
+export function removeBenchCgroups(roots: readonly string[], parent: string): void {
+  for (const root of roots) {
+    const dir = join(root, parent);
+    if (!existsSync(dir)) continue;
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rmdirSync(join(dir, e.name));
+    rmdirSync(dir);
+  }
 }
