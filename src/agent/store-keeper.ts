@@ -15,7 +15,8 @@
  * one direct get of one of the agent's descriptors, in turn (O(1) on the
  * server, however large the fleet's bucket); a probe that misses asks for
  * the agent's keys (one stream-info request filtered to `<host>.*`) and puts
- * the missing ones again. No put per frame.
+ * the missing ones again (one put in the last 2 s may still be on its way:
+ * the next check looks again). No put per frame.
  */
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
@@ -88,6 +89,12 @@ export class StoreKeeper {
   private checking = false;
   /** which recent descriptor the next probe reads */
   private probeIndex = 0;
+  /**
+   * A full check found descriptors missing that were put too recently to call missing (in flight):
+   * the next check is a full check again, not a probe. Without it, one put just before the bucket was
+   * emptied was found only when the round-robin probe reached it (5 s per descriptor).
+   */
+  private recheck = false;
   private descriptors: KV | undefined;
   /**
    * When missing descriptors were last said at warn level. A time, not a flag a probe hit clears: in a
@@ -220,6 +227,10 @@ export class StoreKeeper {
       this.repair('checking whether the stream and buckets are back');
       return;
     }
+    if (this.recheck) {
+      await this.fullCheck();
+      return;
+    }
     const settled = this.owner.recentDescriptors().filter((d) => Date.now() - d.putAt > IN_FLIGHT_MS);
     const probe = settled[this.probeIndex++ % Math.max(1, settled.length)];
     if (probe === undefined) return;
@@ -268,11 +279,9 @@ export class StoreKeeper {
         return;
       }
       const now = Date.now();
-      const gone = new Set(
-        this.owner.recentDescriptors()
-          .filter((d) => now - d.putAt > IN_FLIGHT_MS && subjects[`${prefix}${d.hash}`] === undefined)
-          .map((d) => d.hash),
-      );
+      const absent = this.owner.recentDescriptors().filter((d) => subjects[`${prefix}${d.hash}`] === undefined);
+      const gone = new Set(absent.filter((d) => now - d.putAt > IN_FLIGHT_MS).map((d) => d.hash));
+      this.recheck = gone.size < absent.length;
       const n = this.reput(gone);
       if (n === 0) return;
       if (now - this.descriptorsMissingSaidAt > MISSING_SAID_EVERY_MS) {
