@@ -79,6 +79,10 @@ export async function runHindsight(config: HindsightConfig, log: Logger): Promis
     },
   });
 
+  // ready means the server has the subscription: a request sent right after start is answered, not lost
+  // (across accounts a request nobody has subscribed to yet gets no "no responders", only a timeout)
+  await nc.flush().catch((error: unknown) => log.debug({ err: error }, 'flush after subscribing failed; the subscription is sent again on reconnect'));
+
   const app = buildHindsightApp({
     token: config.token,
     requestedOutput,
