@@ -12,62 +12,71 @@
  */
 import { join } from 'node:path';
 
-interface Entry {
-  readonly path: string;
-  /** the generation (mark) of its last join */
-  used: number;
-}
+/** directory, then name, to the joined path */
+type Paths = Map<string, Map<string, string>>;
 
 export class PathCache {
-  readonly #dirs = new Map<string, Map<string, Entry>>();
-  #entries = 0;
-  #generation = 0;
+  #current: Paths = new Map();
+  #currentSize = 0;
+  /** after mark(): the paths kept before it and not joined since (moved back to #current when joined) */
+  #before: Paths | undefined;
+  #beforeSize = 0;
 
   /** @param maxEntries paths kept before all are forgotten, between sweeps too */
   constructor(private readonly maxEntries = 16_384) {}
 
   /** join(dir, name), the same string for the same arguments while it is kept. */
   join(dir: string, name: string): string {
-    let names = this.#dirs.get(dir);
+    let names = this.#current.get(dir);
     const kept = names?.get(name);
-    if (kept !== undefined) {
-      kept.used = this.#generation;
-      return kept.path;
-    }
-    if (this.#entries >= this.maxEntries) {
-      this.#dirs.clear();
-      this.#entries = 0;
-      names = undefined;
+    if (kept !== undefined) return kept;
+    let path = this.#takeBefore(dir, name);
+    if (path === undefined) {
+      if (this.size >= this.maxEntries) {
+        this.#current.clear();
+        this.#currentSize = 0;
+        this.#before = undefined;
+        this.#beforeSize = 0;
+        names = undefined;
+      }
+      path = join(dir, name);
     }
     if (names === undefined) {
       names = new Map();
-      this.#dirs.set(dir, names);
+      this.#current.set(dir, names);
     }
-    const path = join(dir, name);
-    names.set(name, { path, used: this.#generation });
-    this.#entries++;
+    names.set(name, path);
+    this.#currentSize++;
     return path;
   }
 
   /** Starts a generation: the next sweep() keeps only what is joined from now on. */
   mark(): void {
-    this.#generation++;
+    // what was kept before an earlier mark and not joined since is not joined since this one either
+    this.#before = this.#current;
+    this.#beforeSize = this.#currentSize;
+    this.#current = new Map();
+    this.#currentSize = 0;
   }
 
   /** Forgets the paths not joined since the last mark(). */
   sweep(): void {
-    for (const [dir, names] of this.#dirs) {
-      for (const [name, e] of names) {
-        if (e.used === this.#generation) continue;
-        names.delete(name);
-        this.#entries--;
-      }
-      if (names.size === 0) this.#dirs.delete(dir);
-    }
+    this.#before = undefined;
+    this.#beforeSize = 0;
   }
 
   /** paths kept */
   get size(): number {
-    return this.#entries;
+    return this.#currentSize + this.#beforeSize;
+  }
+
+  #takeBefore(dir: string, name: string): string | undefined {
+    const names = this.#before?.get(dir);
+    const path = names?.get(name);
+    if (path === undefined || names === undefined) return undefined;
+    names.delete(name);
+    this.#beforeSize--;
+    if (names.size === 0) this.#before?.delete(dir);
+    return path;
   }
 }

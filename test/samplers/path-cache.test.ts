@@ -36,3 +36,16 @@ test('a sweep forgets the paths not joined since the last mark, and keeps the re
   c.sweep();
   t.is(c.size, 0, 'nothing joined since the mark: nothing kept');
 });
+
+test('the cap holds between a mark and its sweep too, counting the paths kept from before the mark', (t) => {
+  const c = new PathCache(100);
+  for (let i = 0; i < 80; i++) c.join('/sys/fs/cgroup/cpu', `pod${i}`);
+  c.mark();
+  for (let i = 0; i < 40; i++) c.join('/sys/fs/cgroup/cpu', `pod${i}`);
+  t.is(c.size, 80, 'a path joined again after the mark is moved, not counted twice');
+  for (let i = 1000; i < 1100; i++) c.join('/sys/fs/cgroup/cpu', `pod${i}`);
+  t.true(c.size <= 100, `${c.size} kept`);
+  c.sweep();
+  t.true(c.size <= 100);
+  t.is(c.join('/sys/fs/cgroup/cpu', 'pod1099'), '/sys/fs/cgroup/cpu/pod1099');
+});
