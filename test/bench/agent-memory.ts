@@ -16,10 +16,12 @@
  * v1 hierarchy cgroup_resources reads, or in the v2 one, under
  * rezolus-bench-<pid>) and go --cgroups-for seconds later: the agent's RSS
  * while it publishes them and after (a host starting and stopping many
- * containers at once).
+ * containers at once). With --cgroups-churn S as well, every S seconds of
+ * that window the N cgroups are removed and N others made under new names
+ * (containers that come and go: what the agent keeps of the ones gone).
  *
  *   npx tsx test/bench/agent-memory.ts [SECONDS] [--interval 100ms] [--cli PATH] [--alloc | --promoted]
- *       [--cgroups N [--cgroups-at S] [--cgroups-for S]]
+ *       [--cgroups N [--cgroups-at S] [--cgroups-for S] [--cgroups-churn S]]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -34,6 +36,7 @@ const { values: flags, positionals } = parseArgs({
   options: {
     interval: { type: 'string', default: '100ms' }, cli: { type: 'string' }, alloc: { type: 'boolean' }, promoted: { type: 'boolean' },
     cgroups: { type: 'string', default: '0' }, 'cgroups-at': { type: 'string', default: '60' }, 'cgroups-for': { type: 'string', default: '120' },
+    'cgroups-churn': { type: 'string', default: '0' },
   },
 });
 const SECONDS = Number(positionals[0] ?? 120);
@@ -41,7 +44,11 @@ const CLI = flags.cli ?? ENTRY;
 const CGROUPS = Number(flags.cgroups);
 const CGROUPS_AT = Number(flags['cgroups-at']);
 const CGROUPS_UNTIL = CGROUPS_AT + Number(flags['cgroups-for']);
-for (const [name, n, min] of [['--cgroups', CGROUPS, 0], ['--cgroups-at', CGROUPS_AT, 1], ['--cgroups-for', CGROUPS_UNTIL - CGROUPS_AT, 1]] as const) {
+/** seconds between replacing the cgroups by new ones (0: made once, kept for the window) */
+const CGROUPS_CHURN = Number(flags['cgroups-churn']);
+for (const [name, n, min] of [
+  ['--cgroups', CGROUPS, 0], ['--cgroups-at', CGROUPS_AT, 1], ['--cgroups-for', CGROUPS_UNTIL - CGROUPS_AT, 1], ['--cgroups-churn', CGROUPS_CHURN, 0],
+] as const) {
   if (!Number.isInteger(n) || n < min) throw new Error(`${name} takes a whole number ≥ ${min}, not ${n}`);
 }
 
@@ -52,8 +59,9 @@ const CGROUP_ROOTS = ((): string[] => {
 })();
 const CGROUP_PARENT = `rezolus-bench-${process.pid}`;
 
-function makeCgroups(n: number): void {
-  for (const root of CGROUP_ROOTS) for (let i = 0; i < n; i++) mkdirSync(join(root, CGROUP_PARENT, `c${String(i).padStart(5, '0')}`), { recursive: true });
+/** `generation` names them: each generation of a churn gets names never used before */
+function makeCgroups(n: number, generation = 0): void {
+  for (const root of CGROUP_ROOTS) for (let i = 0; i < n; i++) mkdirSync(join(root, CGROUP_PARENT, `g${generation}-c${String(i).padStart(5, '0')}`), { recursive: true });
 }
 
 function removeCgroups(): void {
@@ -135,12 +143,18 @@ async function main(): Promise<void> {
     say(`CPU: ${cpuModel()}; node ${process.version}; ${CLI}, every sampler at ${flags.interval}, ${SECONDS} s`);
     if (CGROUPS > 0) {
       if (CGROUP_ROOTS.length === 0) throw new Error('--cgroups: no cgroup hierarchy found under /sys/fs/cgroup');
-      say(`${CGROUPS} cgroups under ${CGROUP_PARENT} in ${CGROUP_ROOTS.join(' ')} from ${CGROUPS_AT} s to ${CGROUPS_UNTIL} s`);
+      const churn = CGROUPS_CHURN > 0 ? `, replaced by ${CGROUPS} new ones every ${CGROUPS_CHURN} s` : '';
+      say(`${CGROUPS} cgroups under ${CGROUP_PARENT} in ${CGROUP_ROOTS.join(' ')} from ${CGROUPS_AT} s to ${CGROUPS_UNTIL} s${churn}`);
     }
     const rss: string[] = [];
     for (let s = 1; s <= SECONDS && agent.exitCode === null; s++) {
       await sleep(1000);
       if (CGROUPS > 0 && s === CGROUPS_AT) makeCgroups(CGROUPS);
+      const churned = CGROUPS_CHURN > 0 && s > CGROUPS_AT && s < CGROUPS_UNTIL && (s - CGROUPS_AT) % CGROUPS_CHURN === 0;
+      if (CGROUPS > 0 && churned) {
+        removeCgroups();
+        makeCgroups(CGROUPS, (s - CGROUPS_AT) / CGROUPS_CHURN);
+      }
       if (CGROUPS > 0 && s === CGROUPS_UNTIL) removeCgroups();
       const status = readFileSync(`/proc/${agent.pid}/status`, 'utf8');
       const kib = (k: string): number => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
