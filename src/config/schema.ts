@@ -1,5 +1,5 @@
 import { ConfigError } from '../errors.js';
-import { formatDuration, parseDuration, parseHosts, parseListen, parseNatsUrls, parseSize } from './units.js';
+import { formatDuration, parseDuration, hostsProblem, parseListen, parseNatsUrls, parseSize } from './units.js';
 
 /** One config key: its type, default and the comment written above it in config/*.toml. */
 export type KeySpec =
@@ -88,11 +88,13 @@ function checkValue(spec: KeySpec, raw: unknown, at: string): ConfigValue {
         throw new ConfigError(`${at} must be a NATS URL such as "nats://127.0.0.1:4222" (several separated by commas), got ${shown}`);
       }
       return raw;
-    case 'hosts':
-      if (typeof raw !== 'string' || parseHosts(raw) === undefined) {
-        throw new ConfigError(`${at} must be "*" (every host) or a comma-separated list of host names and globs (web-*), got ${shown}`);
+    case 'hosts': {
+      const problem = typeof raw === 'string' ? hostsProblem(raw) : 'it is not a string';
+      if (typeof raw !== 'string' || problem !== undefined) {
+        throw new ConfigError(`${at} must be "*" (every host) or a comma-separated list of host names and globs (web-*), got ${shown}: ${problem}`);
       }
       return raw;
+    }
     case 'boolean':
       if (typeof raw !== 'boolean') throw new ConfigError(`${at} must be true or false, got ${shown}`);
       return raw;

@@ -52,15 +52,27 @@ export function parseNatsUrls(text: string): string[] | undefined {
   return urls;
 }
 
-/**
- * Checks a host selection: "*" alone for every host, or a comma-separated
- * list of host names (NATS wildcards inside a name would select other hosts,
- * so "*" and ">" are refused there); undefined when malformed.
- */
+/** A host selection's entries (hostsProblem says what makes one malformed); undefined when malformed. */
 export function parseHosts(text: string): string[] | undefined {
+  return hostsProblem(text) === undefined ? text.split(',').map((h) => h.trim()) : undefined;
+}
+
+/**
+ * What is wrong with a host selection, or undefined when it is one: `*`
+ * alone (the fleet), or host names and globs separated by commas, `*` the
+ * only wildcard (a `?` or `[0-9]` would otherwise become part of the name
+ * and match no host, silently).
+ */
+export function hostsProblem(text: string): string | undefined {
   const hosts = text.split(',').map((h) => h.trim());
-  if (hosts.length === 1 && hosts[0] === '*') return ['*'];
+  if (hosts.length === 1 && hosts[0] === '*') return undefined;
+  if (hosts.length === 1 && hosts[0] === '') return 'it is empty';
+  if (hosts.includes('')) return 'it has an empty entry (two commas together, or one at an end)';
   // `*` alone selects the fleet and cannot be mixed; inside a name it is a glob (`web-*`)
-  if (hosts.some((h) => h === '' || h === '*' || /[> \t]/.test(h))) return undefined;
-  return hosts;
+  if (hosts.includes('*')) return '"*" selects every host and cannot be listed with other entries';
+  const spaced = hosts.find((h) => /[ \t]/.test(h));
+  if (spaced !== undefined) return `"${spaced}" has a space: separate entries with commas`;
+  const wild = hosts.find((h) => /[>?[\]{}!]/.test(h));
+  if (wild !== undefined) return `"${wild}" has ${JSON.stringify(/[>?[\]{}!]/.exec(wild)?.[0])}: "*" is the only wildcard (web-*)`;
+  return undefined;
 }

@@ -9,7 +9,7 @@ import { Kvm } from '@nats-io/kv';
 import { runAgent } from '../../src/agent/main.js';
 import { loadAgentConfig } from '../../src/config/agent.js';
 import { loadExporterConfig } from '../../src/config/exporter.js';
-import { parseHosts, parseNatsUrls } from '../../src/config/units.js';
+import { hostsProblem, parseHosts, parseNatsUrls } from '../../src/config/units.js';
 import { RezolusError } from '../../src/errors.js';
 import { runExporter } from '../../src/exporter/main.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -33,7 +33,16 @@ test('host selections and NATS URLs are checked', (t) => {
   t.deepEqual(parseHosts('*'), ['*']);
   t.deepEqual(parseHosts('web01.example.com, db-7'), ['web01.example.com', 'db-7']);
   t.deepEqual(parseHosts('web-*, db1'), ['web-*', 'db1'], 'globs inside names');
-  for (const bad of ['', '>', 'a,,b', '*,a', 'a b', 'web.>']) t.is(parseHosts(bad), undefined, bad);
+  for (const bad of ['', '>', 'a,,b', '*,a', 'a b', 'web.>', 'web-0?', 'web-[0-9]*', 'web-*,', 'web-{1,2}']) t.is(parseHosts(bad), undefined, bad);
+  // each refusal names what is wrong
+  const said = (text: string): string | undefined => hostsProblem(text);
+  t.regex(said('') ?? '', /empty/);
+  t.regex(said('web-*,') ?? '', /empty entry/);
+  t.regex(said('*,web-*') ?? '', /cannot be listed with other entries/);
+  t.regex(said('web-01 db-01') ?? '', /has a space/);
+  t.regex(said('web-0?') ?? '', /"\?": "\*" is the only wildcard/);
+  t.regex(said('web-[0-9]*') ?? '', /"\[": "\*" is the only wildcard/);
+  t.is(said('web-*,db-01.example.com'), undefined);
   t.deepEqual(parseNatsUrls('nats://a:4222,tls://b:4223'), ['nats://a:4222', 'tls://b:4223']);
   t.deepEqual(parseNatsUrls('127.0.0.1:4222'), ['127.0.0.1:4222']);
   for (const bad of ['', 'foo:bar', 'nats://a:1,,b', 'nats://a b']) t.is(parseNatsUrls(bad), undefined, bad);
