@@ -1,6 +1,6 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -172,8 +172,9 @@ test('the start log shows node flags with the seeds hidden', (t) => {
 });
 
 /** A preload that says, in each image of the agent, which one it is and its first Math.random(). */
-function randomPreload(): string {
+function randomPreload(t: ExecutionContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-node-flags-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = join(dir, 'random.cjs');
   writeFileSync(file, `process.stdout.write('image=' + (process.env.${AGENT_RESTARTED_ENV} === String(process.pid) ? 'restarted' : 'first') + ' random=' + Math.random() + '\\n');\n`);
   return file;
@@ -183,7 +184,7 @@ function randomPreload(): string {
 const FIXED_SEED_RANDOM = '0.14617804087311326';
 
 test('rezolus agent runs as the same process restarted with its node flags, at 1 Hz and 10 Hz, its seeds random and hidden from its command line; told not to, it does not restart', async (t) => {
-  const preload = randomPreload();
+  const preload = randomPreload(t);
   const nodeArgs = ['--require', preload];
   const [one, two, fast] = await Promise.all([runFixtureAgent({ nodeArgs }), runFixtureAgent({ nodeArgs }), runFixtureAgent({ nodeArgs }, '--interval', '100ms')]);
   const randoms: string[] = [];

@@ -1,11 +1,12 @@
 /** `rezolus alert` and `rezolus alert check` as a user runs them: exit codes and the one line that says what is wrong. */
 import test from 'ava';
 import { ROOT, runRezolus } from '../helpers/rezolus-cli.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const DIR = mkdtempSync(join(tmpdir(), 'rezolus-alert-cli-'));
+test.after.always(() => rmSync(DIR, { recursive: true, force: true }));
 
 function file(name: string, text: string): string {
   const path = join(DIR, name);

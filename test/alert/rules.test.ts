@@ -4,7 +4,7 @@ import { formatValue, parseThreshold } from '../../src/alert/units.js';
 import { loadAlertsConfig } from '../../src/config/alerts.js';
 import { ConfigError } from '../../src/errors.js';
 import { metricCatalog } from '../../src/samplers/catalog.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 
@@ -127,6 +127,7 @@ test('the shipped config/alerts.toml holds the default rules and passes the chec
 
 test('a file with an unknown section or a bad [general] key is refused with the file named', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-rules-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const f = join(dir, 'a.toml');
   writeFileSync(f, '[generl]\nhosts = "*"\n');
   t.throws(() => loadAlertsConfig(f, CATALOG), { message: /a\.toml: unknown section \[generl\]/ });

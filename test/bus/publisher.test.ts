@@ -291,7 +291,7 @@ test.serial('acked frames are not kept: the queue holds a few dozen items after 
   t.teardown(async () => {
     await publisher.close();
     await nc.close();
-    await server.stop();
+    await server.dispose();
   });
   for (let i = 1; i <= 400; i++) {
     publisher.publishFrame('rezolus.metrics.h1.cpu_usage', frame(i), 'h1.cpu_usage.1.', i);
@@ -309,7 +309,7 @@ test.serial("a bundle above the stream's max_msg_size goes again a frame a messa
   t.teardown(async () => {
     await publisher.close();
     await nc.close();
-    await server.stop();
+    await server.dispose();
   });
   const jsm = await jetstreamManager(nc);
   const info = await jsm.streams.info('REZOLUS');

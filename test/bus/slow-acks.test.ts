@@ -17,7 +17,7 @@ test.before(async () => {
   server = await startTestNats();
 });
 test.after.always(async () => {
-  await server?.stop();
+  await server?.dispose();
 });
 
 /** Acks every message on `subject` after delayMs; counts deliveries per Nats-Msg-Id. */
@@ -92,7 +92,7 @@ test.serial('a publish in flight when the server dies fails at once, not after t
     acks.close();
   } finally {
     await nc.close().catch(() => {});
-    await own.stop().catch(() => {});
+    await own.dispose().catch(() => {});
   }
 });
 
