@@ -24,7 +24,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { connect } from '@nats-io/transport-node';
@@ -91,8 +91,11 @@ if (!(Number(args.warmup) >= 0)) usageError(`--warmup: a number of seconds, got 
 if (args.shards !== '1' && args.shards !== '2') usageError(`--shards: 1 or 2, got ${JSON.stringify(args.shards)}`);
 if (args['shard-by'] !== 'glob' && args['shard-by'] !== 'list') usageError(`--shard-by: glob or list, got ${JSON.stringify(args['shard-by'])}`);
 const CONSUMERS = args.consumers.split(',').filter((c) => c !== '') as ConsumerName[];
-for (const c of CONSUMERS) if (!ALL_CONSUMERS.includes(c)) throw new Error(`--consumers: no consumer ${c}`);
+for (const c of CONSUMERS) if (!ALL_CONSUMERS.includes(c)) usageError(`--consumers: no consumer ${JSON.stringify(c)} (there are ${ALL_CONSUMERS.join(', ')})`);
 const CPU_MODEL = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? '?';
+const CORES = availableParallelism();
+/** the fleet's mean frame: 8.75 kB per host and tick over 26 frames; a bundle is all of them */
+const FRAME_BYTES = 336;
 
 /** The peer: core publishes of `bytes` from one client to a nats-server with nothing subscribed, as fast as the client goes, 3 s. */
 async function peerPublishRate(bytes: number): Promise<number> {
@@ -123,19 +126,24 @@ function print(r: FleetResult, peer: number): void {
   }
   say(`    publisher: ${r.publisher.published} acked, ${r.publisher.duplicates} acked as duplicates, ${r.publisher.dropped} dropped, ${r.publisher.retries} retries, flushed ${String(r.publisher.flushed)}; load lag max ${r.loadLagMs} ms`);
   say(`    publish → visible in the exporter: p50 ≤ ${r.latencyMs.p50} ms, p99 ≤ ${r.latencyMs.p99} ms (${r.latencyMs.samples} observations); GET /metrics p50 ${r.scrapeMs.p50} ms, max ${r.scrapeMs.max} ms, ${fmt(r.scrapeMs.bytes / 1e6, 1)} MB, ${r.scrapeMs.late} scrape slots missed`);
-  // a bundle holds a host's frames of a tick
+  // a bundle holds a host's frames of a tick (--double sends its repeat as a message of one frame: messages are compared, not frames)
   const perMessage = args.bundle ? r.samplers : 1;
   const framesPerSecond = r.streamMsgsPerSecond * perMessage;
-  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages * perMessage - r.expected} frames more than the schedule); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
+  const scheduled = r.expected / perMessage;
+  const unit = args.bundle ? 'bundles' : 'frames';
+  say(`    stream: ${r.streamMessages} messages at the end (${r.streamMessages - scheduled} more than the ${scheduled} ${unit} scheduled); ${fmt(r.streamMsgsPerSecond, 0)} msgs/s = ${fmt(r.streamMsgsPerSecond / peer, 3)} × the peer core publish rate; ${fmt(r.streamBytesPerHostHour / 1e6, 1)} MB per host per hour`);
   say(`    after the last tick: ${Object.entries(r.after).map(([k, v]) => `${k} ${fmt(v, 1)} s`).join(', ')}`);
   // hosts per core from the frames the stream took in the window (a lagging load makes fewer than the schedule)
   const served = framesPerSecond / r.samplers;
   say(`    process              CPU (cores)   RSS MiB   peak MiB   µs per frame   hosts per core (${fmt(served, 0)} hosts' frames/s in the window)`);
   for (const p of r.procs) {
-    say(`    ${p.name.padEnd(20)} ${fmt(p.cpu, 3).padStart(11)} ${fmt(p.rssMiB, 0).padStart(9)} ${fmt(p.hwmMiB, 0).padStart(10)} ${fmt((p.cpu / framesPerSecond) * 1e6, 1).padStart(14)} ${fmt(served / p.cpu, 0).padStart(16)}`);
+    // an exporter shard serves its half of the hosts (sim-<even> and sim-<odd>, by glob or by list): its figures are per frame of its hosts
+    const shard = /^exporter ([12])\/2$/.exec(p.name)?.[1];
+    const share = shard === undefined ? 1 : (shard === '1' ? Math.ceil(r.hosts / 2) : Math.floor(r.hosts / 2)) / r.hosts;
+    say(`    ${p.name.padEnd(20)} ${fmt(p.cpu, 3).padStart(11)} ${fmt(p.rssMiB, 0).padStart(9)} ${fmt(p.hwmMiB, 0).padStart(10)} ${fmt((p.cpu / (framesPerSecond * share)) * 1e6, 1).padStart(14)} ${fmt((served * share) / p.cpu, 0).padStart(16)}`);
   }
   const load = r.procs.filter((p) => p.name.startsWith('load')).reduce((n, p) => n + p.cpu, 0);
-  say(`    load generator total ${fmt(load, 3)} cores; all processes ${fmt(r.procs.reduce((n, p) => n + p.cpu, 0), 2)} of 2 cores`);
+  say(`    load generator total ${fmt(load, 3)} cores; all processes ${fmt(r.procs.reduce((n, p) => n + p.cpu, 0), 2)} of ${CORES} cores`);
 }
 
 function where(f: CallFrame): string {
@@ -163,8 +171,9 @@ async function main(): Promise<void> {
   }
   if (args['exporter-node-args'] !== undefined) nodeArgs.set('exporter', args['exporter-node-args'].split(/\s+/).filter((a) => a !== ''));
   const load = spawnSync('uptime', { encoding: 'utf8' }).stdout.trim();
-  say(`fleet bench, ${new Date().toISOString()}, CPU ${CPU_MODEL} × ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'}, ${load}`);
-  const bytes = 336; // the fleet's mean frame (8.75 kB per host and tick over 26 frames)
+  say(`fleet bench, ${new Date().toISOString()}, CPU ${CPU_MODEL} × ${CORES}, ${load}`);
+  // the peer publishes messages of the run's size: a frame, or a bundle of 26
+  const bytes = args.bundle ? FRAME_BYTES * 26 : FRAME_BYTES;
   const peer = await peerPublishRate(bytes);
   say(`peer: core publish loop of ${bytes} B messages, one client, no subscriber: ${fmt(peer, 0)} msgs/s`);
   for (const hosts of HOSTS) {
@@ -186,6 +195,11 @@ async function main(): Promise<void> {
   say(`\npeer again: ${fmt(await peerPublishRate(bytes), 0)} msgs/s`);
 }
 
+// process.exit runs the exit hooks (fleet-consumers.ts): the consumers, servers and their directories go too
+process.once('SIGINT', () => {
+  say('interrupted: stopping');
+  process.exit(130);
+});
 const watchdog = setTimeout(() => {
   say(`watchdog: ${args.minutes} min passed, stopping`);
   process.exit(1);

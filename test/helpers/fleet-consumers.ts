@@ -5,25 +5,39 @@
  * hindsight service, the alert evaluator and the live viewer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../src/up/nats-server.js';
 import { rezolusArgv } from './rezolus-cli.js';
 
-/** Process groups and pids to SIGKILL if this process exits before stopping them (a watchdog, an error). */
+/** Process groups and pids to SIGKILL if this process exits before stopping them (a watchdog, an error, Ctrl-C). */
 const leftovers = new Set<number>();
+/** Directories to remove then, once those processes are gone (a store, a spool: up to GiBs at fleet sizes). */
+const leftoverDirs = new Set<string>();
 process.once('exit', () => {
-  for (const pid of leftovers) {
+  const signal = (pid: number, sig: NodeJS.Signals | 0): boolean => {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, sig);
+      return true;
     } catch {
-      // gone
+      return false; // gone
     }
-  }
+  };
+  for (const pid of leftovers) signal(pid, 'SIGKILL');
+  // 'exit' handlers cannot await: wait up to 2 s, blocking, for them to be gone before their files go
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; waited < 2000 && [...leftovers].some((pid) => signal(pid, 0)); waited += 20) Atomics.wait(nap, 0, 0, 20);
+  for (const dir of leftoverDirs) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
 });
 /** Kill `pid` (negative: a process group) when this process exits, unless forgotten. */
 export function killOnExit(pid: number): () => void {
   leftovers.add(pid);
   return () => leftovers.delete(pid);
+}
+/** Remove `dir` when this process exits, after the processes above, unless forgotten. */
+export function removeOnExit(dir: string): () => void {
+  leftoverDirs.add(dir);
+  return () => leftoverDirs.delete(dir);
 }
 
 export class Consumer {

@@ -15,7 +15,7 @@ import { MAX_LAG_WAIT_NS } from '../../src/sources/window-end.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { descriptorBucket } from '../../src/bus/kv.js';
@@ -26,7 +26,7 @@ import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { cpuTicks, CLK_TCK, memKiB } from '../bench/common.js';
 import { clusterHealthy, startCluster } from './cluster.js';
 import { retryOnTimeout } from '../../src/bus/retry.js';
-import { type Consumer, killOnExit, startAlert, startExporter, startHindsight, startRecorder, startViewer } from './fleet-consumers.js';
+import { type Consumer, killOnExit, removeOnExit, startAlert, startExporter, startHindsight, startRecorder, startViewer } from './fleet-consumers.js';
 import { exporterTally, parquetMissing, parseScrape, type ExporterScrape, type Tally } from './fleet-audit.js';
 import { fleetSamplers } from './fleet-shape.js';
 import type { FrameRef, WorkerMessage, WorkerStart } from './fleet-worker.js';
@@ -109,6 +109,8 @@ function latencyQuantile(seen: number[], visible: number[], q: number): number {
 export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
   const dir = mkdtempSync(join(tmpdir(), 'rezolus-fleet-'));
   const stops: (() => Promise<unknown>)[] = [];
+  // the finally below removes it; on a watchdog or Ctrl-C (process.exit) the exit hook does
+  const keepDir = removeOnExit(dir);
   const workers: ChildProcess[] = [];
   try {
     // ---- the bus, the stream and the bucket as the agent makes them
@@ -120,6 +122,8 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       if (!(await clusterHealthy(cluster))) throw new Error('the cluster did not become healthy in 60 s');
       url = cluster.url;
       natsPids = cluster.nodes.map((n) => n.process.pid as number);
+      const forgetDir = removeOnExit(dirname(cluster.nodes[0]?.configFile ?? dir));
+      stops.push(async () => forgetDir());
       for (const pid of natsPids) {
         const forget = killOnExit(pid);
         stops.push(async () => forget());
@@ -135,7 +139,11 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       url = server.url;
       natsPids = [server.process.pid as number];
       const forget = killOnExit(natsPids[0] as number);
-      stops.push(async () => forget());
+      const forgetDir = removeOnExit(server.dataDir);
+      stops.push(async () => {
+        forget();
+        forgetDir();
+      });
     }
     const agent = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'fleet-bench', natsUrl: url });
     // the window must hold the whole run for the recorder and hindsight: 4 GiB, 15 min; the cluster config caps each store at 8 GB (an operator sizes max_bytes from the table this prints)
@@ -185,6 +193,8 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     for (let first = 0; first < o.hosts; first += per) {
       const w = fork(LOAD_WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       workers.push(w);
+      const forgetWorker = killOnExit(w.pid as number);
+      stops.push(async () => forgetWorker());
       readyAll.push(new Promise((resolve, reject) => {
         w.on('message', (m: WorkerMessage) => {
           if (m.type === 'ready') resolve();
@@ -372,8 +382,11 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
       else {
         const p = await parquetMissing(recordOut, samplers, o.hosts, ticks);
         // frames it used = the schedule's less the missing, plus any taken twice; spooled = every message the durable consumer
-        // delivered (a bundle holds a host's frames of a tick)
-        const repeats = (s.spooledMessages ?? Number.NaN) * (o.bundle === true ? samplers.length : 1) - s.frames;
+        // delivered: a bundle holds a host's frames of a tick, less the one --drop leaves out; --double's repeat is a message of one frame
+        const spooled = s.spooledMessages ?? Number.NaN;
+        const doubles = o.double === undefined ? 0 : 1;
+        const delivered = o.bundle === true ? (spooled - doubles) * samplers.length - (o.drop === undefined ? 0 : 1) + doubles : spooled;
+        const repeats = delivered - s.frames;
         // the window's end is in frame time (src/sources/window-end.ts): frames of it that a lagging load
         // published after the end are recorded; only those published after the longest wait for them
         // (the end + 2 s + 2 min of lateness) are not its loss. The window starts about when it logs "recording".
@@ -386,7 +399,7 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
             if (p > windowEnd + 2000 + Number(MAX_LAG_WAIT_NS / 1_000_000n)) beyond += samplers.length;
           }
         }
-        tallies.recorder = { lost: p.missing - beyond, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window's end (${beyond} after the longest wait, not counted as lost); recorded ${s.frames} frames of ${String(s.spooledMessages)} spooled, ${p.rows} rows; ${p.examples.join('; ')}` };
+        tallies.recorder = { lost: p.missing - beyond, doubled: s.frames - (expected - p.missing), repeats, note: `${late} frames published after its window's end (${beyond} after the longest wait, not counted as lost); recorded ${s.frames} frames of ${delivered} delivered (${spooled} messages spooled), ${p.rows} rows; ${p.examples.join('; ')}` };
       }
     }
 
@@ -408,5 +421,6 @@ export async function runFleet(o: FleetRunOptions): Promise<FleetResult> {
     for (const w of workers) if (w.exitCode === null) w.kill('SIGKILL');
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
+    keepDir();
   }
 }
