@@ -6,6 +6,7 @@ import type { KV } from '@nats-io/kv';
 import type { Logger } from 'pino';
 import { permissionViolation } from '../bus/api-errors.js';
 import { connectBus } from '../bus/connect.js';
+import { STATUS_TTL_MS } from '../bus/kv.js';
 import { agentInboxPrefix, hostToken } from '../bus/subjects.js';
 import { Publisher } from '../bus/publisher.js';
 import type { Server } from 'node:http';
@@ -33,7 +34,6 @@ import { appliedAgentV8Flags } from './v8-flags.js';
 const STATUS_EVERY_MS = 10_000;
 /** How long the first JetStream request waits for its answer before it is sent again. */
 const JETSTREAM_PROBE_MS = 2000;
-const STATUS_TTL_MS = 3_600_000;
 
 export interface RunningAgent {
   readonly agent: Agent;

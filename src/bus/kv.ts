@@ -94,7 +94,7 @@ export async function ensureBucket(nc: NatsConnection, bucket: string, o: Bucket
         log?.warn(
           { bucket, stream, err: error },
           `bucket ${bucket} allows rollups (allow_rollup_hdrs: true), so any host can empty it with a Nats-Rollup header, and this NATS user may not change that: ` +
-            'run one rezolus agent with the admin user to set allow_rollup_hdrs to false',
+            'run rezolus setup with the admin user to set allow_rollup_hdrs to false',
         );
       }
     }
@@ -107,6 +107,9 @@ export async function ensureBucket(nc: NatsConnection, bucket: string, o: Bucket
 export async function descriptorBucket(nc: NatsConnection, o: BucketOptions, log?: Logger): Promise<KV> {
   return ensureBucket(nc, DESCRIPTOR_BUCKET, o, log);
 }
+
+/** How long a host's status record lasts in the status bucket: an agent gone that long leaves `rezolus status`. */
+export const STATUS_TTL_MS = 3_600_000;
 
 /** Opens (creating when missing) the agent status bucket, one key per host; rollups refused (see bucketStreamConfig). */
 export async function statusBucket(nc: NatsConnection, o: BucketOptions, log?: Logger): Promise<KV> {

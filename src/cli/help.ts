@@ -1,4 +1,4 @@
-export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view' | 'alert' | 'status';
+export type Mode = 'agent' | 'exporter' | 'up' | 'record' | 'hindsight' | 'nats-auth' | 'view' | 'alert' | 'status' | 'setup';
 
 const common = (mode: Mode, natsDefault: string): string => `  --config FILE      config file (default: config/${mode}.toml shipped with rezolus)
   --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default ${natsDefault})
@@ -137,8 +137,8 @@ publish only rezolus.metrics.<host>.> (and its own status and descriptors)
 and read only its own replies (_INBOX_<host>.>), plus the users
 rezolus-exporter, rezolus-recorder and rezolus-hindsight (read only),
 rezolus-alert (alert events and state; may not create them) and
-rezolus-admin (creates the streams and the buckets, asks hindsight for
-dumps; agents may not). The admin shares account REZOLUS (JetStream) with the
+rezolus-admin (creates the streams and the buckets with rezolus setup,
+asks hindsight for dumps; agents may not). The admin shares account REZOLUS (JetStream) with the
 stream; every other user has an account of its own that imports only what
 it uses, so the server's answers to its requests never leave it. Include it
 in the server config; kill -HUP the server reloads it.
@@ -167,10 +167,33 @@ Modes:
   alert      evaluate alert rules over the live frames; events, state for HA, incident files
   status     the fleet at a glance: hosts, last frame, samplers, alerts, the stream, consumers' lag
   nats-auth  print nats-server users and permissions for a list of hosts (one user per host)
+  setup      create or update the stream and buckets once, as the admin, and exit
 
 Run "rezolus <mode> --help" for the options of a mode, "rezolus --version" for the version.
 An option given twice is an error (exit 2), except the lists --hosts and --nats,
 whose values are joined (--hosts a --hosts b is --hosts a,b).
+`,
+  setup: `Usage: rezolus setup [--config FILE] [--alerts FILE] [options]
+
+Creates, or brings to the configured settings, what the fleet's processes
+need on the NATS server and a per-host or per-role user of rezolus
+nats-auth may not create: the frames stream (REZOLUS, from the agents'
+[stream] section) with the descriptor and status KV buckets, and with
+--alerts the alert events stream REZOLUS_ALERTS and the bucket
+rezolus_alert_state (from that file's [general]). Prints one line per
+object, then exits 0; a user that may not create them gets one line
+saying so (exit 1). Nothing is published and no host's status written.
+Run it once with the admin's credentials before the agents, and again
+after changing those settings or after the server lost its store.
+
+Options:
+  --config FILE      the agents' config, for [stream] and [nats] (default: config/agent.toml shipped with rezolus)
+  --alerts FILE      the evaluators' rules file, for the alert stream and bucket (default: none made)
+  --nats URL         NATS server URL(s), comma-separated (env REZOLUS_NATS_URL; default: [nats] url,
+                     else up's private server here, else nats://127.0.0.1:4222)
+${ONE_SHOT_SECURITY.replace('credentials and TLS:', 'credentials and TLS: [nats] in --config, or')}
+  --log-level LEVEL  fatal, error, warn (default), info, debug, trace or silent
+  -h, --help         this text
 `,
   agent: `Usage: rezolus agent [options]
 

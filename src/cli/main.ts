@@ -14,11 +14,12 @@ import { HINDSIGHT } from './hindsight.js';
 import { LIST_OPTIONS, OPTIONS, type CliContext, type CliMode, type Flags, type OptionName } from './mode.js';
 import { NATS_AUTH } from './nats-auth.js';
 import { RECORD } from './record.js';
+import { SETUP } from './setup.js';
 import { STATUS } from './status.js';
 import { UP } from './up.js';
 import { VIEW } from './view.js';
 
-export const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW, alert: ALERT, status: STATUS };
+export const MODES: Record<Mode, CliMode> = { agent: AGENT, exporter: EXPORTER, up: UP, record: RECORD, hindsight: HINDSIGHT, 'nats-auth': NATS_AUTH, view: VIEW, alert: ALERT, status: STATUS, setup: SETUP };
 
 /**
  * `--interval -1s` as `--interval=-1s`: parseArgs takes a value that starts

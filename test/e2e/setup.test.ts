@@ -1,0 +1,101 @@
+/**
+ * `rezolus setup` against a real nats-server running the accounts of
+ * `rezolus nats-auth`: as the admin it creates the frames stream, both
+ * buckets and (with --alerts) the alert stream and bucket, publishing
+ * nothing and leaving no host in the status bucket; an agent's per-host
+ * user then runs on them; a per-host user's setup is refused in one line;
+ * a second run brings a changed [stream] setting to the stream.
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { ALERT_STATE_BUCKET, ALERTS_STREAM } from '../../src/alert/contract.js';
+import { runAgent } from '../../src/agent/main.js';
+import { DEFAULT_STREAM, DESCRIPTOR_BUCKET, STATUS_BUCKET } from '../../src/bus/subjects.js';
+import { loadAgentConfig } from '../../src/config/agent.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
+import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
+import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
+import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
+import { until } from '../helpers/until.js';
+
+let dir: string;
+let auth: AuthNats;
+
+test.before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'rezolus-setup-test-'));
+  auth = await startAuthNats(dir, ['hosta']);
+});
+
+test.after.always(async () => {
+  await auth?.dispose();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** `rezolus setup ARGS` as `user` (credentials from the environment, as a Job gives them). */
+function setup(user: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, rezolusArgv('setup', '--nats', auth.server.url, ...args), {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, REZOLUS_NATS_URL: '', REZOLUS_NATS_USER: user, REZOLUS_NATS_PASSWORD: auth.password(user) },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function streams(): Promise<Map<string, { messages: number; maxAgeMs: number }>> {
+  const jsm = await jetstreamManager(auth.admin);
+  const out = new Map<string, { messages: number; maxAgeMs: number }>();
+  for await (const s of jsm.streams.list()) out.set(s.config.name, { messages: s.state.messages, maxAgeMs: s.config.max_age / 1e6 });
+  return out;
+}
+
+test.serial('a per-host user may not set up: one line says so and who may, and nothing is made', async (t) => {
+  const r = await setup('agent-hosta');
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /may not .*admin/);
+  t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+  t.is((await streams()).size, 0);
+});
+
+test.serial('the admin makes the stream and both buckets, and the alert ones with --alerts; no frame, no host; the host\'s agent then runs', async (t) => {
+  const r = await setup('rezolus-admin', '--alerts', join(ROOT, 'config', 'alerts.toml'));
+  t.is(r.code, 0, r.stderr);
+  t.deepEqual(r.stdout.trim().split('\n').map((l) => l.split(':')[0]), [
+    `stream ${DEFAULT_STREAM}`, `bucket ${DESCRIPTOR_BUCKET}`, `bucket ${STATUS_BUCKET}`, `stream ${ALERTS_STREAM}`, `bucket ${ALERT_STATE_BUCKET}`,
+  ]);
+  const made = await streams();
+  t.deepEqual([...made.keys()].sort(), [DEFAULT_STREAM, ALERTS_STREAM, `KV_${ALERT_STATE_BUCKET}`, `KV_${DESCRIPTOR_BUCKET}`, `KV_${STATUS_BUCKET}`].sort());
+  for (const [name, s] of made) t.is(s.messages, 0, `${name} holds nothing: no host left behind`);
+
+  // the host's agent, with its per-host user, finds them and publishes
+  const base = loadAgentConfig(undefined, SAMPLER_NAMES, { host: 'hosta', natsUrl: auth.server.url });
+  const samplers = Object.fromEntries(SAMPLER_NAMES.map((n) => [n, { enabled: n === 'cpu_usage', intervalMs: 100 }]));
+  const agent = await runAgent({ ...base, procfs: PROC, sysfs: SYS, kernel: NO_KERNEL, samplers, http: undefined, nats: auth.user('agent-hosta') }, silentLogger());
+  try {
+    t.true(await until(async () => ((await streams()).get(DEFAULT_STREAM)?.messages ?? 0) > 0, 20_000), 'the agent\'s frames are stored');
+  } finally {
+    await agent.stop();
+  }
+});
+
+test.serial('run again with another [stream] max_age: the stream takes it', async (t) => {
+  const shipped = readFileSync(join(ROOT, 'config', 'agent.toml'), 'utf8');
+  const changed = shipped.replace(/^max_age = .*$/m, 'max_age = "20m"');
+  t.not(changed, shipped, 'the shipped agent.toml has a [stream] max_age line');
+  const file = join(dir, 'agent.toml');
+  writeFileSync(file, changed);
+  const r = await setup('rezolus-admin', '--config', file);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /stream REZOLUS: ready \(max_age 20m/);
+  t.is((await streams()).get(DEFAULT_STREAM)?.maxAgeMs, 20 * 60_000);
+});
