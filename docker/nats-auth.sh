@@ -64,14 +64,10 @@ cat <<DONE
 Wrote $secrets/auth.conf and the users of this host's services to $env_file.
 Next, from the repository root:
   1. docker compose -f docker/compose.yaml up -d nats-1 nats-2 nats-3
-  2. Create the stream and buckets (3 replicas) once as the admin: run an agent with its
-     credentials and a host name of its own, and stop it (Ctrl-C) once it logs "agent running":
+  2. Create the streams and buckets (3 replicas) once as the admin, which the per-role users may
+     not (rezolus setup prints a line for each and exits; it publishes nothing):
        docker compose -f docker/compose.yaml run --rm -e REZOLUS_NATS_USER=rezolus-admin \\
          -e REZOLUS_NATS_PASSWORD="\$(cat docker/secrets/rezolus-admin.password)" agent \\
-         agent --config /etc/rezolus/cluster/agent.toml --host rezolus-admin
-     and likewise the alert events stream and state bucket:
-       docker compose -f docker/compose.yaml run --rm -e REZOLUS_NATS_USER=rezolus-admin \\
-         -e REZOLUS_NATS_PASSWORD="\$(cat docker/secrets/rezolus-admin.password)" alert \\
-         alert --config /etc/rezolus/cluster/alerts.toml --output /var/lib/rezolus/incidents
+         setup --config /etc/rezolus/cluster/agent.toml --alerts /etc/rezolus/cluster/alerts.toml
   3. docker compose -f docker/compose.yaml up -d
 DONE

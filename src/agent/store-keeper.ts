@@ -70,7 +70,7 @@ function explainRefusal(error: unknown): never {
   const refused = permissionViolation(error);
   if (refused !== undefined) {
     throw new NatsPermissionError(
-      `cannot open the KV buckets (${refused.message}): a per-host user cannot create them; create them once with the admin user (see rezolus nats-auth)`,
+      `cannot open the KV buckets (${refused.message}): a per-host user cannot create them; create them once with rezolus setup as the admin user (see rezolus nats-auth)`,
       { cause: error },
     );
   }
@@ -188,8 +188,8 @@ export class StoreKeeper {
         this.log.warn(
           { missing, why, err: error },
           `${missing.join(', ')} missing on the server (its store was lost or replaced?) and this NATS user may not create ${missing.length > 1 ? 'them' : 'it'}: ` +
-            'buffering frames (up to [buffer] max_bytes) until the admin creates them: run one rezolus agent with the rezolus-admin credentials ' +
-            'and a --host of its own for a few seconds (README: Security)',
+            'buffering frames (up to [buffer] max_bytes) until the admin creates them: run rezolus setup with the rezolus-admin credentials ' +
+            'and the agents\' config (README: Security)',
         );
         this.refusalSaid = true;
       }

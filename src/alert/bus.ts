@@ -38,7 +38,7 @@ export function alertStreamConfig(o: AlertStreamOptions): Partial<StreamConfig> 
   };
 }
 
-const ADMIN_HINT = 'create it once with the admin user (one rezolus alert run with its credentials and the same alerts.toml; see rezolus nats-auth)';
+const ADMIN_HINT = 'create it once as the admin user: rezolus setup --alerts with the same alerts.toml and the admin\'s credentials (see rezolus nats-auth)';
 
 /**
  * Creates the events stream, or brings an existing one's limits to the

@@ -84,7 +84,7 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       const refused = permissionViolation(error);
       if (refused !== undefined) {
         throw new NatsPermissionError(
-          `stream ${o.name} does not exist and this NATS user may not create it (${refused.message}): create it once with the admin user (see rezolus nats-auth)`,
+          `stream ${o.name} does not exist and this NATS user may not create it (${refused.message}): create it once with rezolus setup as the admin user (see rezolus nats-auth)`,
           { cause: error },
         );
       }

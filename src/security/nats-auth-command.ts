@@ -117,8 +117,7 @@ export function runNatsAuth(o: NatsAuthOptions): { config: string; summary: stri
   const summary = [
     `rezolus nats-auth: ${users.length} users for ${hosts.length} host(s), the admin in account ${o.account ?? 'REZOLUS'} (JetStream), every other user in an account of its own; ${how}.`,
     ...(lines.length > 0 ? ['secrets (mode 0600):', ...lines] : ['the passwords are in the config above only (--secrets-dir DIR also writes one 0600 file per user)']),
-    'create the stream and the buckets once as rezolus-admin (e.g. one rezolus agent run with its credentials): the agents may not.',
-    'likewise the alert events stream and state bucket (one rezolus alert run with the admin\'s credentials): rezolus-alert may not.',
+    'create the stream and the buckets once as rezolus-admin, with rezolus setup (--alerts for the alert events stream and state bucket): the agents and rezolus-alert may not.',
   ].join('\n');
   return { config: natsAuthConfig(users, { account: o.account ?? 'REZOLUS', stream: o.stream }), summary };
 }

@@ -46,21 +46,18 @@ function scriptCommands(): (CommandLine & { container: K8sContainer })[] {
 const k8sScripted = (): Set<string> => new Set(k8sContainers().filter(({ container }) => scriptOf(container) !== undefined).map(({ where }) => where));
 const all = (): CommandLine[] => [...composeCommands(), ...systemdCommands(), ...k8sCommands().filter((l) => !k8sScripted().has(l.where)), ...scriptCommands()];
 
-test('the bootstrap Job\'s script runs an agent under a host name of its own and an alert evaluator, on the cluster configs', (t) => {
-  const lines = scriptCommands();
-  t.deepEqual(lines.map((l) => [l.where, l.args[0], flagValue(l.args, '--config')]), [
-    ['k8s rezolus-bootstrap/bootstrap (script)', 'agent', '/etc/rezolus/cluster/agent.toml'],
-    ['k8s rezolus-bootstrap/bootstrap (script)', 'alert', '/etc/rezolus/cluster/alerts.toml'],
-  ]);
-  t.is(flagValue(lines[0]?.args ?? [], '--host'), 'rezolus-admin');
-  t.deepEqual([...k8sScripted()], ['k8s rezolus-bootstrap/bootstrap'], 'the only container that runs a script');
+test('the bootstrap Job runs rezolus setup on the cluster configs, and no container runs a shell script', (t) => {
+  const job = k8sCommands().filter((l) => l.where.startsWith('k8s rezolus-bootstrap/'));
+  t.deepEqual(job.map((l) => [l.args[0], flagValue(l.args, '--config'), flagValue(l.args, '--alerts')]), [['setup', '/etc/rezolus/cluster/agent.toml', '/etc/rezolus/cluster/alerts.toml']]);
+  t.deepEqual([...k8sScripted()], [], 'no script: the image runs rezolus itself');
+  t.deepEqual(scriptCommands(), []);
 });
 
 test('every command line of compose, systemd and k8s runs a mode with options that mode takes', (t) => {
   const lines = all();
   t.true(lines.length >= 15, `${lines.length} command lines`);
   const modes = new Set(lines.map((l) => l.args[0]));
-  t.deepEqual([...modes].sort(), ['agent', 'alert', 'exporter', 'hindsight', 'view'], 'each long-running mode is deployed');
+  t.deepEqual([...modes].sort(), ['agent', 'alert', 'exporter', 'hindsight', 'setup', 'view'], 'each long-running mode is deployed, and setup');
   for (const l of lines) t.is(parseProblem(l.args), '', `${l.where}: rezolus ${l.args.join(' ')}`);
 });
 
