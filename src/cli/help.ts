@@ -177,14 +177,18 @@ whose values are joined (--hosts a --hosts b is --hosts a,b).
 
 Creates, or brings to the configured settings, what the fleet's processes
 need on the NATS server and a per-host or per-role user of rezolus
-nats-auth may not create: the frames stream (REZOLUS, from the agents'
-[stream] section) with the descriptor and status KV buckets, and with
---alerts the alert events stream REZOLUS_ALERTS and the bucket
-rezolus_alert_state (from that file's [general]). Prints one line per
-object, then exits 0; a user that may not create them gets one line
-saying so (exit 1). Nothing is published and no host's status written.
-Run it once with the admin's credentials before the agents, and again
-after changing those settings or after the server lost its store.
+nats-auth may not create: the frames stream ([stream] name, REZOLUS, and
+its limits from the agents' config) with the descriptor and status KV
+buckets, and with --alerts the alert events stream REZOLUS_ALERTS and the
+bucket rezolus_alert_state (from that file's [general]). Prints a line
+per object as it is ready: created, updated (each limit, old -> new) or
+unchanged, then exits 0. One that this NATS user may not create or
+change, or a stream of that name rezolus cannot use (other subjects,
+storage, retention or discard), stops it with one line (exit 1). Waits
+up to 2 minutes for JetStream to answer (a cluster electing a leader).
+Nothing is published and no host's status written. Run it once with the
+admin's credentials before the agents, and again after changing those
+settings or after the server lost its store.
 
 Options:
   --config FILE      the agents' config, for [stream] and [nats] (default: config/agent.toml shipped with rezolus)

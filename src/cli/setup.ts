@@ -20,7 +20,7 @@ async function setupMode(ctx: CliContext): Promise<number> {
   const alerts = flags.alerts === undefined ? undefined : loadAlertsConfig(flags.alerts, metricCatalog());
   const log = createLogger(levelFlag(flags['log-level']) ?? 'warn');
   const { runSetup } = await import('../setup/provision.js');
-  const lines = await runSetup(
+  await runSetup(
     {
       natsUrl: await serviceNats(flags, config.natsUrl, log),
       nats: config.nats ?? NO_NATS_SECURITY,
@@ -29,8 +29,8 @@ async function setupMode(ctx: CliContext): Promise<number> {
       alerts: alerts === undefined ? undefined : { maxAgeMs: alerts.eventsMaxAgeMs, maxBytes: alerts.eventsMaxBytes, replicas: alerts.replicas },
     },
     log,
+    (line) => process.stdout.write(`${line}\n`),
   );
-  process.stdout.write(`${lines.join('\n')}\n`);
   return 0;
 }
 

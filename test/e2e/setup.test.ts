@@ -62,7 +62,7 @@ async function streams(): Promise<Map<string, { messages: number; maxAgeMs: numb
 test.serial('a per-host user may not set up: one line says so and who may, and nothing is made', async (t) => {
   const r = await setup('agent-hosta');
   t.is(r.code, 1, r.stderr);
-  t.regex(r.stderr, /may not .*admin/);
+  t.regex(r.stderr, /may not receive replies .*inbox of its own.*admin/);
   t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
   t.is((await streams()).size, 0);
 });
@@ -88,14 +88,40 @@ test.serial('the admin makes the stream and both buckets, and the alert ones wit
   }
 });
 
-test.serial('run again with another [stream] max_age: the stream takes it', async (t) => {
+test.serial('run again: unchanged; with another [stream] max_age and [descriptors] ttl the admin\'s run changes them and says so, a consumer\'s run may not', async (t) => {
+  const again = await setup('rezolus-admin');
+  t.is(again.code, 0, again.stderr);
+  t.deepEqual(again.stdout.trim().split('\n').map((l) => /: (\w+)/.exec(l)?.[1]), ['unchanged', 'unchanged', 'unchanged'], again.stdout);
+
   const shipped = readFileSync(join(ROOT, 'config', 'agent.toml'), 'utf8');
-  const changed = shipped.replace(/^max_age = .*$/m, 'max_age = "20m"');
-  t.not(changed, shipped, 'the shipped agent.toml has a [stream] max_age line');
+  const changed = shipped.replace(/^max_age = .*$/m, 'max_age = "20m"').replace(/^ttl = "24h"$/m, 'ttl = "48h"');
+  t.notRegex(changed, /^max_age = "15m"$|^ttl = "24h"$/m, 'the shipped agent.toml has both lines');
   const file = join(dir, 'agent.toml');
   writeFileSync(file, changed);
+  // a consumer's user may read the stream but not change it: one line, exit 1, nothing changed
+  const refused = await setup('rezolus-exporter', '--config', file);
+  t.is(refused.code, 1, refused.stdout + refused.stderr);
+  t.regex(refused.stderr, /may not change stream REZOLUS \(max_age 15m -> 20m\).*admin/);
+  t.is(refused.stderr.trim().split('\n').length, 1, refused.stderr);
+  t.is((await streams()).get(DEFAULT_STREAM)?.maxAgeMs, 15 * 60_000);
+
   const r = await setup('rezolus-admin', '--config', file);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, /stream REZOLUS: ready \(max_age 20m/);
-  t.is((await streams()).get(DEFAULT_STREAM)?.maxAgeMs, 20 * 60_000);
+  t.regex(r.stdout, /^stream REZOLUS: updated \(max_age 15m -> 20m\)$/m);
+  t.regex(r.stdout, /^bucket rezolus_descriptors: updated \(max_age 1d -> 2d\)$/m);
+  t.regex(r.stdout, /^bucket rezolus_status: unchanged/m);
+  const now = await streams();
+  t.is(now.get(DEFAULT_STREAM)?.maxAgeMs, 20 * 60_000);
+  t.is(now.get(`KV_${DESCRIPTOR_BUCKET}`)?.maxAgeMs, 48 * 3_600_000);
+});
+
+test.serial('a stream of that name rezolus cannot use is named with what is wrong, and left as it is', async (t) => {
+  const jsm = await jetstreamManager(auth.admin);
+  await jsm.streams.delete(ALERTS_STREAM);
+  await jsm.streams.add({ name: ALERTS_STREAM, subjects: ['wrong.>'] });
+  const r = await setup('rezolus-admin', '--alerts', join(ROOT, 'config', 'alerts.toml'));
+  t.is(r.code, 1, r.stdout + r.stderr);
+  t.regex(r.stderr, /stream REZOLUS_ALERTS exists with subjects \["wrong\.>"\] \(needs \["rezolus\.alerts\.>"\]\).*nats stream rm REZOLUS_ALERTS/);
+  t.regex(r.stdout, /^bucket rezolus_status: unchanged/m, 'what was ready before it is said');
+  t.deepEqual((await jsm.streams.info(ALERTS_STREAM)).config.subjects, ['wrong.>']);
 });
