@@ -43,19 +43,48 @@ export function streamConfig(o: StreamOptions): Partial<StreamConfig> & { name: 
   };
 }
 
-/** Settings that decide whether the stream works for us at all; they are never changed on a live stream. */
-function conflicts(info: StreamInfo): string[] {
-  const c = info.config;
+/**
+ * Settings of an existing stream that decide whether it works for us at
+ * all, against those `w` wants: they are never changed on a live stream.
+ */
+export function streamConflicts(c: StreamConfig, w: Partial<StreamConfig>): string[] {
   const problems: string[] = [];
-  if (!c.subjects.includes(STREAM_SUBJECT)) {
-    problems.push(`subjects is ${JSON.stringify(c.subjects)}, rezolus needs "${STREAM_SUBJECT}"`);
+  const subjects = w.subjects ?? [];
+  if (subjects.some((x) => !c.subjects.includes(x))) {
+    problems.push(`subjects is ${JSON.stringify(c.subjects)}, rezolus needs ${subjects.map((x) => JSON.stringify(x)).join(', ')}`);
   }
-  if (c.retention !== RetentionPolicy.Limits) problems.push(`retention is "${c.retention}", rezolus needs "limits"`);
-  if (c.storage !== StorageType.File) problems.push(`storage is "${c.storage}", rezolus needs "file"`);
-  if (c.discard !== DiscardPolicy.Old) {
-    problems.push(`discard is "${c.discard}", rezolus needs "old" (a full window must drop old frames, not refuse new ones)`);
+  if (w.retention !== undefined && c.retention !== w.retention) problems.push(`retention is "${c.retention}", rezolus needs "${w.retention}"`);
+  if (w.storage !== undefined && c.storage !== w.storage) problems.push(`storage is "${c.storage}", rezolus needs "${w.storage}"`);
+  if (w.discard !== undefined && c.discard !== w.discard) {
+    const why = w.discard === DiscardPolicy.Old ? ' (a full window must drop old frames, not refuse new ones)' : '';
+    problems.push(`discard is "${c.discard}", rezolus needs "${w.discard}"${why}`);
   }
   return problems;
+}
+
+/** The limits rezolus brings an existing stream (or a bucket's) to: its config field, and the key it is said as. */
+const LIMITS = [
+  ['max_age', 'max_age'],
+  ['max_bytes', 'max_bytes'],
+  ['max_msgs_per_subject', 'max_msgs_per_subject'],
+  ['duplicate_window', 'duplicate_window'],
+  ['num_replicas', 'replicas'],
+  ['allow_rollup_hdrs', 'allow_rollup_hdrs'],
+] as const;
+
+export interface LimitDifference {
+  readonly field: (typeof LIMITS)[number][0];
+  /** as the [stream] key says it */
+  readonly key: string;
+  readonly has: unknown;
+  readonly want: unknown;
+}
+
+/** The limits `w` sets that the stream's config `c` holds otherwise (an absent allow_rollup_hdrs is false). */
+export function limitDifferences(c: StreamConfig, w: Partial<StreamConfig>): LimitDifference[] {
+  return LIMITS.filter(([field]) => w[field] !== undefined)
+    .map(([field, key]) => ({ field, key, has: field === 'allow_rollup_hdrs' ? c[field] === true : c[field], want: w[field] }))
+    .filter((d) => d.has !== d.want);
 }
 
 /**
@@ -98,25 +127,15 @@ export async function ensureStream(jsm: JetStreamManager, o: StreamOptions, log:
       throw error;
     }
   }
-  const problems = conflicts(info);
+  const problems = streamConflicts(info.config, wanted);
   if (problems.length > 0) {
     throw new StreamConflictError(
       `stream ${o.name} exists with settings rezolus cannot use: ${problems.join('; ')}. ` +
         `Delete it (nats stream rm ${o.name}) or set another [stream] name in the config`,
     );
   }
-  const c = info.config;
   // [stream] key -> [the stream's value, this agent's]
-  const differ = Object.fromEntries(
-    ([
-      ['max_age', c.max_age, wanted.max_age],
-      ['max_bytes', c.max_bytes, wanted.max_bytes],
-      ['max_msgs_per_subject', c.max_msgs_per_subject, wanted.max_msgs_per_subject],
-      ['duplicate_window', c.duplicate_window, wanted.duplicate_window],
-      ['replicas', c.num_replicas, wanted.num_replicas],
-      ['allow_rollup_hdrs', c.allow_rollup_hdrs === true, false],
-    ] as const).filter(([, has, want]) => has !== want).map(([key, has, want]) => [key, [has, want]]),
-  );
+  const differ = Object.fromEntries(limitDifferences(info.config, wanted).map((d) => [d.key, [d.has, d.want]]));
   if (Object.keys(differ).length === 0) return info;
   const update = jsm.streams.update(o.name, {
     max_age: wanted.max_age,

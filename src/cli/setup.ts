@@ -16,7 +16,7 @@ async function setupMode(ctx: CliContext): Promise<number> {
   const { flags } = ctx;
   if (ctx.positionals.length > 0) throw new ConfigError(`unexpected argument "${ctx.positionals[0]}" (rezolus setup takes --config, --alerts and --nats)`);
   // the agents' config: [stream] and its buckets' settings, and [nats] (the admin's credentials, or the environment's)
-  const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, { natsUrl: natsFlag(flags), logLevel: levelFlag(flags['log-level']) ?? 'warn' });
+  const config = loadAgentConfig(configPath('agent', flags), SAMPLER_NAMES, { natsUrl: natsFlag(flags) });
   const alerts = flags.alerts === undefined ? undefined : loadAlertsConfig(flags.alerts, metricCatalog());
   const log = createLogger(levelFlag(flags['log-level']) ?? 'warn');
   const { runSetup } = await import('../setup/provision.js');

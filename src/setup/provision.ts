@@ -10,7 +10,7 @@
  * written: unlike an agent run as the admin for a few seconds, it leaves
  * no host behind in `rezolus status`.
  */
-import { DiscardPolicy, jetstreamManager, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
+import { jetstreamManager, type JetStreamManager, type StreamConfig, type StreamInfo } from '@nats-io/jetstream';
 import type { Logger } from 'pino';
 import { alertStreamConfig } from '../alert/bus.js';
 import { ALERT_STATE_BUCKET, ALERTS_STREAM } from '../alert/contract.js';
@@ -18,7 +18,7 @@ import { isStreamNotFound, isSubjectOverlap, permissionViolation } from '../bus/
 import { connectBus } from '../bus/connect.js';
 import { bucketStreamConfig, STATUS_TTL_MS } from '../bus/kv.js';
 import { untilReady } from '../bus/ready.js';
-import { streamConfig, type StreamOptions } from '../bus/stream.js';
+import { limitDifferences, streamConfig, streamConflicts, type StreamOptions } from '../bus/stream.js';
 import { DESCRIPTOR_BUCKET, STATUS_BUCKET } from '../bus/subjects.js';
 import type { NatsSecurity } from '../config/nats.js';
 import { formatBytes, formatDuration } from '../config/units.js';
@@ -37,15 +37,13 @@ export interface SetupOptions {
 
 type Wanted = Partial<StreamConfig> & { name: string };
 
-/** The limits setup brings an existing stream to, and how each is said. */
-const TUNED: readonly (readonly [keyof StreamConfig, (v: unknown) => string])[] = [
-  ['max_age', (v) => (Number(v) === 0 ? 'none' : formatDuration(Number(v) / 1e6))],
-  ['max_bytes', (v) => (Number(v) < 0 ? 'none' : formatBytes(Number(v)))],
-  ['max_msgs_per_subject', String],
-  ['duplicate_window', (v) => formatDuration(Number(v) / 1e6)],
-  ['num_replicas', String],
-  ['allow_rollup_hdrs', String],
-];
+/** How a limit is said (LimitDifference.field); a limit not here is said as it is. */
+const SAID: Partial<Record<keyof StreamConfig, (v: unknown) => string>> = {
+  max_age: (v) => (Number(v) === 0 ? 'none' : formatDuration(Number(v) / 1e6)),
+  max_bytes: (v) => (Number(v) < 0 ? 'none' : formatBytes(Number(v))),
+  duplicate_window: (v) => formatDuration(Number(v) / 1e6),
+};
+const say = (field: keyof StreamConfig, v: unknown): string => (SAID[field] ?? String)(v);
 
 /** A refusal of what only the admin may do, said as such; anything else as it is. */
 function adminOnly(what: string): (error: unknown) => never {
@@ -60,17 +58,6 @@ function adminOnly(what: string): (error: unknown) => never {
   };
 }
 
-/** What makes an existing stream unusable whatever its limits: setup does not change those on a live stream. */
-function unusable(c: StreamConfig, w: Wanted): string[] {
-  const out: string[] = [];
-  const want = w.subjects ?? [];
-  if (want.some((s) => !c.subjects.includes(s))) out.push(`subjects ${JSON.stringify(c.subjects)} (needs ${JSON.stringify(want)})`);
-  if (c.retention !== (w.retention ?? RetentionPolicy.Limits)) out.push(`retention "${c.retention}" (needs "${w.retention}")`);
-  if (c.storage !== (w.storage ?? StorageType.File)) out.push(`storage "${c.storage}" (needs "${w.storage}")`);
-  if (c.discard !== (w.discard ?? DiscardPolicy.Old)) out.push(`discard "${c.discard}" (needs "${w.discard}")`);
-  return out;
-}
-
 /** `what` created as `w`, or an existing one's limits brought to `w`: the line that says which. */
 async function align(jsm: JetStreamManager, w: Wanted, what: string): Promise<string> {
   let info: StreamInfo | undefined;
@@ -79,9 +66,11 @@ async function align(jsm: JetStreamManager, w: Wanted, what: string): Promise<st
   } catch (error) {
     if (!isStreamNotFound(error)) adminOnly(`read ${what}`)(error);
   }
+  // the limits a user sets: age, size and replicas
   const shown = (c: Partial<StreamConfig>): string =>
-    TUNED.filter(([k]) => w[k] !== undefined && k !== 'allow_rollup_hdrs' && k !== 'max_msgs_per_subject' && k !== 'duplicate_window')
-      .map(([k, say]) => `${k === 'num_replicas' ? 'replicas' : k} ${say(c[k])}`)
+    (['max_age', 'max_bytes', 'num_replicas'] as const)
+      .filter((k) => w[k] !== undefined)
+      .map((k) => `${k === 'num_replicas' ? 'replicas' : k} ${say(k, c[k])}`)
       .join(', ');
   if (info === undefined) {
     await jsm.streams.add(w).catch((error: unknown) => {
@@ -92,12 +81,12 @@ async function align(jsm: JetStreamManager, w: Wanted, what: string): Promise<st
     });
     return `${what}: created (${shown(w)})`;
   }
-  const bad = unusable(info.config, w);
-  if (bad.length > 0) throw new RezolusError('SETUP_FAILED', `${what} exists with ${bad.join(', ')}: rezolus cannot use it; delete it (nats stream rm ${w.name}) and run rezolus setup again`);
-  const off = TUNED.filter(([k]) => w[k] !== undefined && info.config[k] !== w[k]);
+  const bad = streamConflicts(info.config, w);
+  if (bad.length > 0) throw new RezolusError('SETUP_FAILED', `${what} exists with settings rezolus cannot use: ${bad.join('; ')}. Delete it (nats stream rm ${w.name}) and run rezolus setup again`);
+  const off = limitDifferences(info.config, w);
   if (off.length === 0) return `${what}: unchanged (${shown(info.config)})`;
-  const changes = off.map(([k, say]) => `${k === 'num_replicas' ? 'replicas' : k} ${say(info.config[k])} -> ${say(w[k])}`).join(', ');
-  await jsm.streams.update(w.name, Object.fromEntries(off.map(([k]) => [k, w[k]]))).catch(adminOnly(`change ${what} (${changes})`));
+  const changes = off.map((d) => `${d.key} ${say(d.field, d.has)} -> ${say(d.field, d.want)}`).join(', ');
+  await jsm.streams.update(w.name, Object.fromEntries(off.map((d) => [d.field, d.want]))).catch(adminOnly(`change ${what} (${changes})`));
   return `${what}: updated (${changes})`;
 }
 

@@ -121,7 +121,7 @@ test.serial('a stream of that name rezolus cannot use is named with what is wron
   await jsm.streams.add({ name: ALERTS_STREAM, subjects: ['wrong.>'] });
   const r = await setup('rezolus-admin', '--alerts', join(ROOT, 'config', 'alerts.toml'));
   t.is(r.code, 1, r.stdout + r.stderr);
-  t.regex(r.stderr, /stream REZOLUS_ALERTS exists with subjects \["wrong\.>"\] \(needs \["rezolus\.alerts\.>"\]\).*nats stream rm REZOLUS_ALERTS/);
+  t.regex(r.stderr, /stream REZOLUS_ALERTS exists with settings rezolus cannot use: subjects is \["wrong\.>"\], rezolus needs "rezolus\.alerts\.>"\. Delete it \(nats stream rm REZOLUS_ALERTS\)/);
   t.regex(r.stdout, /^bucket rezolus_status: unchanged/m, 'what was ready before it is said');
   t.deepEqual((await jsm.streams.info(ALERTS_STREAM)).config.subjects, ['wrong.>']);
 });
