@@ -7,7 +7,6 @@
  * a second run brings a changed [stream] setting to the stream.
  */
 import test from 'ava';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +19,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { SAMPLER_NAMES } from '../../src/samplers/registry.js';
 import { startAuthNats, type AuthNats } from '../helpers/auth-nats.js';
 import { NO_KERNEL, PROC, SYS } from '../helpers/fixtures.js';
-import { ROOT, rezolusArgv } from '../helpers/rezolus-cli.js';
+import { ROOT, runRezolusWithEnv } from '../helpers/rezolus-cli.js';
 import { until } from '../helpers/until.js';
 
 let dir: string;
@@ -38,18 +37,8 @@ test.after.always(async () => {
 
 /** `rezolus setup ARGS` as `user` (credentials from the environment, as a Job gives them). */
 function setup(user: string, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, rezolusArgv('setup', '--nats', auth.server.url, ...args), {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, REZOLUS_NATS_URL: '', REZOLUS_NATS_USER: user, REZOLUS_NATS_PASSWORD: auth.password(user) },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const env = { REZOLUS_NATS_URL: '', REZOLUS_NATS_USER: user, REZOLUS_NATS_PASSWORD: auth.password(user) };
+  return runRezolusWithEnv(env, 'setup', '--nats', auth.server.url, ...args);
 }
 
 async function streams(): Promise<Map<string, { messages: number; maxAgeMs: number }>> {

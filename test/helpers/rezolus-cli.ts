@@ -39,8 +39,13 @@ export function rezolusArgv(...args: string[]): string[] {
 
 /** Runs the CLI to its end: exit code, stdout and stderr. */
 export function runRezolus(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return runRezolusWithEnv({}, ...args);
+}
+
+/** runRezolus with `env` over this process's environment (credentials, as a Job gives them). */
+export function runRezolusWithEnv(env: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, rezolusArgv(...args), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, rezolusArgv(...args), { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
